@@ -1,0 +1,1 @@
+"""Perf models: one registry (``registry.py``) maps op names to model classes and categories."""

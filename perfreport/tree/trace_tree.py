@@ -1,0 +1,49 @@
+"""The tree container handed to passes, tables and writers."""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable
+
+from perfreport.tree.records import CPU_OP, GpuEvent, Op
+
+
+class TraceTree:
+    """All kept events of one trace.
+
+    * ``meta``  : top-level trace metadata (``deviceProperties``, ``distributedInfo``, ...)
+    * ``source``: the input's name as given by the user (for messages)
+    * ``ops``   : every CPU-side event (cpu_op, user_annotation, runtime/driver calls), by ts
+    * ``gpu``   : every GPU event (kernel, memcpy, memset), by ts
+    * ``gpu_annotations``: ``gpu_user_annotation`` ranges (not counted as GPU work)
+    * ``roots`` : top-level CPU events per (pid, tid)
+    * ``unlinked``: GPU events no launch claims (still counted in the timeline)
+    """
+
+    def __init__(self, source: str, meta: dict, ops: list[Op], gpu: list[GpuEvent],
+                 gpu_annotations: list[GpuEvent], roots: list[Op]):
+        self.source = source
+        self.meta = meta
+        self.ops = ops
+        self.gpu = gpu
+        self.gpu_annotations = gpu_annotations
+        self.roots = roots
+        self._by_name: dict[str, list[Op]] | None = None
+        self.warnings: list[str] = []
+
+    @property
+    def unlinked(self) -> list[GpuEvent]:
+        return [g for g in self.gpu if g.launcher is None]
+
+    def ops_named(self, name: str) -> list[Op]:
+        if self._by_name is None:
+            d: dict[str, list[Op]] = defaultdict(list)
+            for o in self.ops:
+                d[o.name].append(o)
+            self._by_name = dict(d)
+        return self._by_name.get(name, [])
+
+    def has_op(self, name: str) -> bool:
+        return bool(self.ops_named(name))
+
+    def cpu_ops(self) -> Iterable[Op]:
+        return (o for o in self.ops if o.cat == CPU_OP)
