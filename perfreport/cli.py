@@ -1,0 +1,186 @@
+"""Command line: ``perfreport analyze``, ``perfreport archs``, ``perfreport bench-pa``.
+
+Exit codes: 0 success; 1 internal error or a failed check; 2 bad input or arguments
+(one line on stderr, no traceback); 3 report written but incomplete (e.g. the trace has no
+GPU events, so only CPU-side sheets have numbers).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from perfreport.errors import BadInput
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Roofline reports for PyTorch profiler traces; paged-attention decode bench.")
+
+EXIT_OK, EXIT_FAIL, EXIT_BAD, EXIT_PARTIAL = 0, 1, 2, 3
+
+
+def _err(msg: str) -> None:
+    sys.stderr.write(f"perfreport: {msg}\n")
+
+
+def default_output(trace: str) -> Path:
+    if trace == "-":
+        return Path("stdin_perf_report.xlsx")
+    p = Path(trace)
+    name = p.name
+    for suf in (".gz", ".json"):
+        if name.endswith(suf):
+            name = name[: -len(suf)]
+    return p.with_name(f"{name}_perf_report.xlsx")
+
+
+@app.command()
+def analyze(
+    trace: str = typer.Argument(..., help="Kineto trace (.json or .json.gz, detected by content) or - for stdin"),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Workbook path [default: <trace stem>_perf_report.xlsx beside the trace]"),
+    csv_dir: Optional[Path] = typer.Option(None, "--csv-dir", help="Also write one CSV per sheet into DIR"),
+    sheet: Optional[str] = typer.Option(None, "--sheet", help="Print one sheet to stdout (no workbook unless -o is given)"),
+    fmt: str = typer.Option("csv", "--format", help="Format for --sheet: csv, json or table"),
+    arch: Optional[str] = typer.Option(None, "--arch", help="GPU name (see `perfreport archs`) or spec JSON file [default: from the trace's deviceProperties]"),
+    basis: str = typer.Option("peak", "--basis", help="Roofline figures: peak (datasheet) or achievable (measured, where known)"),
+    models: List[Path] = typer.Option([], "--models", help="Python file registering extra perf models (repeatable)"),
+    short_kernel_us: float = typer.Option(10.0, "--short-kernel-us", help="Threshold of the short_kernels sheet (µs)"),
+    linked_only: bool = typer.Option(False, "--linked-only", help="gpu_timeline: leave out GPU events with no CPU launch in the trace"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary"),
+):
+    """Analyze a trace: GPU timeline, op and kernel summaries, rooflines -> Excel/CSV/stdout."""
+    from rich.console import Console
+
+    if fmt not in ("csv", "json", "table"):
+        _err(f"--format must be csv, json or table, not {fmt!r}")
+        raise typer.Exit(EXIT_BAD)
+    if basis not in ("peak", "achievable"):
+        _err(f"--basis must be peak or achievable, not {basis!r}")
+        raise typer.Exit(EXIT_BAD)
+    err_console = Console(stderr=True)
+    out_console = Console()
+    decorate = not quiet and sys.stdout.isatty() and sheet is None
+    show_progress = not quiet and sys.stderr.isatty()
+    try:
+        from perfreport.models.registry import load_user_models
+        for m in models:
+            load_user_models(m)
+        from perfreport.pipeline import load_tree
+        from perfreport.specs import detect_arch, load_arch
+        from perfreport.tables import build_sheets
+
+        if trace != "-" and output is not None and Path(trace).resolve() == output.resolve():
+            raise BadInput(trace, "output path is the input trace; refusing to overwrite it")
+        tree = _load(trace, show_progress, err_console)
+        if arch:
+            spec = load_arch(arch, basis=basis)
+            arch_msg = f"GPU spec: {spec.name} (from --arch, {spec.basis} figures)"
+        else:
+            spec = detect_arch(tree.meta.get("deviceProperties"))
+            if spec is not None and basis != "peak":
+                spec = load_arch(spec.key, basis=basis)
+            arch_msg = (f"GPU spec: {spec.name} (detected from deviceProperties, {spec.basis} figures)"
+                        if spec else "GPU spec: none matched the trace's deviceProperties; roofline columns left empty (use --arch)")
+        sheets = build_sheets(tree, short_kernel_us=short_kernel_us,
+                              include_unlinked=not linked_only, spec=spec)
+    except BadInput as exc:
+        _err(str(exc))
+        raise typer.Exit(EXIT_BAD)
+
+    partial = not tree.gpu
+    if partial:
+        _err(f"{tree.source}: warning: trace has no GPU events; only CPU-side sheets are filled")
+    if not quiet:
+        err_console.print(arch_msg, highlight=False) if not decorate else None
+
+    from perfreport.writers.excel import write_workbook
+    from perfreport.writers.text import print_sheet, write_csv_dir
+
+    if sheet is not None:
+        names = {s.name: s for s in sheets}
+        if sheet not in names:
+            _err(f"no sheet {sheet!r} in this report; sheets: {', '.join(names)}")
+            raise typer.Exit(EXIT_BAD)
+        print_sheet(names[sheet], fmt)
+    xlsx = output if output is not None else (None if sheet is not None else default_output(trace))
+    notes = [f"source: {tree.source}", arch_msg]
+    if xlsx is not None:
+        for w in write_workbook(sheets, xlsx, notes):
+            _err(f"warning: {w}")
+        if not quiet:
+            err_console.print(f"wrote {xlsx}", highlight=False)
+    if csv_dir is not None:
+        write_csv_dir(sheets, csv_dir)
+        if not quiet:
+            err_console.print(f"wrote {len(sheets)} CSV files to {csv_dir}", highlight=False)
+    if decorate:
+        from perfreport.writers.console import print_summary
+        print_summary(sheets, out_console, header=f"[bold]{tree.source}[/bold] — {arch_msg}")
+    raise typer.Exit(EXIT_PARTIAL if partial else EXIT_OK)
+
+
+def _load(trace: str, show_progress: bool, console):
+    from perfreport.pipeline import load_tree
+    if not show_progress:
+        return load_tree(trace)
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+    from perfreport.read.source import Source
+    size = Source(trace).size
+    with Progress(TextColumn("reading"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                  console=console, transient=True) as prog:
+        task = prog.add_task("read", total=size)
+        return load_tree(trace, on_progress=lambda n: prog.update(task, completed=n))
+
+
+@app.command()
+def archs(json_out: bool = typer.Option(False, "--json", help="JSON on stdout")):
+    """List the GPUs with built-in specs (memory bandwidth, dense peaks)."""
+    from perfreport.specs import list_archs
+    specs = list_archs()
+    if json_out:
+        import orjson
+        sys.stdout.write(orjson.dumps([{"key": s.key, "name": s.name, "mem_bw_tbps": s.mem_bw_tbps,
+                                        "peaks_tflops": s.peaks} for s in specs],
+                                      option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+    keys = sorted({k for s in specs for k in s.peaks})
+    t = Table(title="GPU specs (dense peak TFLOP/s, memory TB/s)")
+    t.add_column("key")
+    t.add_column("name")
+    t.add_column("TB/s", justify="right")
+    for k in keys:
+        t.add_column(k, justify="right")
+    for s in specs:
+        t.add_row(s.key, s.name, f"{s.mem_bw_tbps:g}", *[f"{s.peaks[k]:g}" if k in s.peaks else "" for k in keys])
+    Console(width=250).print(t)
+
+
+def _register_bench() -> None:
+    try:
+        from perfreport.bench.pa_command import register
+    except ImportError:
+        return
+    register(app)
+
+
+_register_bench()
+
+
+def main() -> None:
+    try:
+        app()
+    except BadInput as exc:
+        _err(str(exc))
+        sys.exit(EXIT_BAD)
+    except KeyboardInterrupt:
+        _err("interrupted")
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

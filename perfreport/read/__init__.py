@@ -1,0 +1,47 @@
+"""Stage 1: read a Kineto trace into compact records (never the whole parsed document).
+
+Public surface: :func:`read_trace` -> :class:`RawTrace`.
+"""
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass, field
+from typing import Callable
+
+from perfreport.errors import BadInput
+from perfreport.read.kineto import EVENT_DECODER, Collector
+from perfreport.read.source import Source
+from perfreport.read.splitter import Split, iter_batches
+
+
+@dataclass
+class RawTrace:
+    source: str
+    meta: dict
+    records: Collector
+    size: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_trace(spec: str, *, keep_python: bool = False,
+               on_progress: Callable[[int], None] | None = None) -> RawTrace:
+    """Stream ``spec`` (path or ``-``) and collect the events the report uses."""
+    src = Source(spec)
+    split = Split()
+    col = Collector(src.name, keep_python=keep_python)
+    gc_was = gc.isenabled()
+    gc.disable()  # millions of small acyclic records: the cyclic GC only costs time here
+    try:
+        for batch in iter_batches(src.chunks(on_progress), EVENT_DECODER, src.name, split):
+            col.add(batch)
+    except UnicodeDecodeError:
+        raise BadInput(src.name, "not UTF-8 JSON") from None
+    finally:
+        if gc_was:
+            gc.enable()
+    if col.n_events == 0:
+        raise BadInput(src.name, "traceEvents is empty")
+    return RawTrace(src.name, split.meta, col, src.size)
+
+
+__all__ = ["read_trace", "RawTrace", "Source"]

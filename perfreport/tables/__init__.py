@@ -1,0 +1,41 @@
+"""Stage 5: tables. :func:`build_sheets` turns a tree (after passes) into report sheets.
+
+Perf sheets (``unified_perf_summary`` and one sheet per perf category) are built by
+:mod:`perfreport.tables.perf` from the models in :mod:`perfreport.models.registry`.
+"""
+from __future__ import annotations
+
+from perfreport.tables.kernels import kernel_summary, short_kernels
+from perfreport.tables.op_times import OpTimes
+from perfreport.tables.ops import ops_summary, ops_summary_by_category, ops_unique_args
+from perfreport.tables.sheet import Sheet
+from perfreport.tables.timeline import gpu_timeline
+
+SHEET_NAMES = ["gpu_timeline", "ops_summary_by_category", "ops_summary", "ops_unique_args",
+               "kernel_summary", "short_kernels", "unified_perf_summary"]
+
+
+def build_sheets(tree, *, short_kernel_us: float = 10.0, include_unlinked: bool = True,
+                 spec=None, perf: bool = True) -> list[Sheet]:
+    times = OpTimes(tree)
+    sheets: list[Sheet] = []
+    tl = gpu_timeline(tree, include_unlinked=include_unlinked)
+    sheets.append(tl)
+    total = 0.0
+    if not tl.df.empty:
+        tot = tl.df[tl.df["type"] == "total"]["time (ms)"]
+        total = float(tot.sum()) * 1000.0
+    summ = ops_summary(tree, times)
+    sheets.append(ops_summary_by_category(summ, tree))
+    sheets.append(summ)
+    sheets.append(ops_unique_args(tree, times))
+    if tree.gpu:
+        sheets.append(kernel_summary(tree, total))
+        sheets.append(short_kernels(tree, total, short_kernel_us))
+    if perf:
+        from perfreport.tables.perf import perf_sheets
+        sheets.extend(perf_sheets(tree, times, spec))
+    return sheets
+
+
+__all__ = ["build_sheets", "Sheet", "SHEET_NAMES", "OpTimes"]

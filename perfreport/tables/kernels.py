@@ -1,0 +1,76 @@
+"""Kernel sheets: ``kernel_summary`` and ``short_kernels``."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+
+from perfreport.tables.ops import UNLINKED, category
+from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list
+
+
+def _parent(g):
+    op = g.op
+    if op is None:
+        return (UNLINKED, "unlinked") if g.launcher is None else (g.launcher.name, "runtime (no op)")
+    return op.name, category(op)
+
+
+def kernel_summary(tree, total_time_us: float) -> Sheet:
+    """Per (parent op, kernel name, stream): duration statistics and shares."""
+    groups: dict = defaultdict(list)
+    cats = {}
+    for g in tree.gpu:
+        pname, pcat = _parent(g)
+        key = (pname, g.name, g.stream)
+        groups[key].append(g.dur)
+        cats[key] = pcat
+    ksum = sum(g.dur for g in tree.gpu)
+    rows = []
+    for (pname, kname, stream), durs in groups.items():
+        d = np.asarray(durs)
+        rows.append({"parent op category": cats[(pname, kname, stream)], "parent op": pname,
+                     "kernel": kname, "stream": stream, "count": len(d),
+                     "sum (µs)": d.sum(), "mean (µs)": d.mean(), "median (µs)": float(np.median(d)),
+                     "min (µs)": d.min(), "max (µs)": d.max(),
+                     "percent of kernel time (%)": 100.0 * d.sum() / ksum if ksum else 0.0,
+                     "percent of GPU timeline (%)": 100.0 * d.sum() / total_time_us if total_time_us else 0.0})
+    cols = ["parent op category", "parent op", "kernel", "stream", "count", "sum (µs)", "mean (µs)",
+            "median (µs)", "min (µs)", "max (µs)", "percent of kernel time (%)",
+            "percent of GPU timeline (%)"]
+    df = pd.DataFrame(rows, columns=cols).sort_values("sum (µs)", ascending=False, kind="stable")
+    fm = {c: US for c in cols if "(µs)" in c} | {"count": INT, "percent of kernel time (%)": PCT,
+                                                  "percent of GPU timeline (%)": PCT}
+    return Sheet("kernel_summary", df.reset_index(drop=True), fm)
+
+
+def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0) -> Sheet:
+    """Kernels shorter than ``threshold_us``, grouped by parent op, its inputs and kernel name."""
+    groups: dict = defaultdict(list)
+    info = {}
+    for g in tree.gpu:
+        if g.dur >= threshold_us:
+            continue
+        op = g.op
+        pname = _parent(g)[0]
+        a = op.args if op is not None else {}
+        key = (pname, id(a), g.name)
+        groups[key].append(g.dur)
+        info[key] = a
+    rows = []
+    for (pname, _, kname), durs in groups.items():
+        a = info[(pname, _, kname)]
+        d = np.asarray(durs)
+        rows.append({"parent op": pname, "input dims": fmt_dims(a.get("Input Dims")),
+                     "input strides": fmt_dims(a.get("Input Strides")),
+                     "concrete inputs": fmt_list(a.get("Concrete Inputs")), "kernel": kname,
+                     "count": len(d), "sum (µs)": d.sum(), "mean (µs)": d.mean(),
+                     "percent of GPU timeline (%)": 100.0 * d.sum() / total_time_us if total_time_us else 0.0})
+    cols = ["parent op", "input dims", "input strides", "concrete inputs", "kernel", "count",
+            "sum (µs)", "mean (µs)", "percent of GPU timeline (%)"]
+    df = pd.DataFrame(rows, columns=cols).sort_values("sum (µs)", ascending=False, kind="stable")
+    note = f"kernels shorter than {threshold_us:g} µs"
+    return Sheet("short_kernels", df.reset_index(drop=True),
+                 {"count": INT, "sum (µs)": US, "mean (µs)": US, "percent of GPU timeline (%)": PCT},
+                 [note])

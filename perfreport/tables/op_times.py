@@ -1,0 +1,44 @@
+"""Per-op kernel times: direct (launched by the op's own runtime calls) and subtree."""
+from __future__ import annotations
+
+from perfreport.events import CPU_OP, DRIVER, RUNTIME, USER_ANNOTATION
+
+LAUNCH = (RUNTIME, DRIVER)
+
+
+class OpTimes:
+    """``direct[uid]`` and ``subtree[uid]`` kernel time in µs, for every CPU event."""
+
+    def __init__(self, tree):
+        n = len(tree.ops)
+        direct = [0.0] * n
+        subtree = [0.0] * n
+        for o in tree.ops:
+            if o.kernels:
+                direct[o.uid] = sum(k.dur for k in o.kernels)
+        # post-order accumulation without recursion
+        for root in tree.roots:
+            stack = [(root, False)]
+            while stack:
+                o, done = stack.pop()
+                if done:
+                    s = direct[o.uid]
+                    if o.children:
+                        for c in o.children:
+                            if c.cat not in LAUNCH:   # launches are already in direct[o]
+                                s += subtree[c.uid]
+                    subtree[o.uid] = s
+                else:
+                    stack.append((o, True))
+                    if o.children:
+                        stack.extend((c, False) for c in o.children)
+        self.direct = direct
+        self.subtree = subtree
+
+
+def launching_events(tree):
+    """Events that own kernels directly: ops/annotations, and runtime calls outside any op."""
+    for o in tree.ops:
+        if o.kernels and (o.cat in (CPU_OP, USER_ANNOTATION) or
+                          (o.cat in LAUNCH and o.parent is None) or o.cat not in LAUNCH):
+            yield o
