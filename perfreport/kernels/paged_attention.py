@@ -33,13 +33,21 @@ in :mod:`perfreport.kernels.paged_attention_host`.
 import triton
 import triton.language as tl
 
-NEG_BIG = -1.0e30  # finite "minus infinity" for running maxima: keeps exp2(m_old - m_new) finite
+NEG_BIG = tl.constexpr(-1.0e30)  # finite "minus infinity" for running maxima: keeps exp2(m_old - m_new) finite
+
+
+@triton.jit
+def _mma_in(x, DOT_F32: tl.constexpr):
+    """Operand dtype of tl.dot: bf16 on GPUs; fp32 under TRITON_INTERPRET (its bf16 dot is wrong)."""
+    if DOT_F32:
+        return x.to(tl.float32)
+    return x.to(tl.bfloat16)
 
 
 @triton.jit
 def _load_kt(k_ptr, tok_off, tok_ok, D0: tl.constexpr, DC: tl.constexpr, DK: tl.constexpr,
-             X: tl.constexpr, stride_kx, IS_5D: tl.constexpr):
-    """K^T for head dims D0 .. D0+DC as a [DC, BLOCK_N] tile, converted to bf16."""
+             X: tl.constexpr, stride_kx, IS_5D: tl.constexpr, DOT_F32: tl.constexpr):
+    """K^T for head dims D0 .. D0+DC as a [DC, BLOCK_N] tile, dequantized to the MMA dtype."""
     d = D0 + tl.arange(0, DC)
     if IS_5D:
         d_off = (d // X).to(tl.int64) * stride_kx + (d % X)
@@ -47,17 +55,17 @@ def _load_kt(k_ptr, tok_off, tok_ok, D0: tl.constexpr, DC: tl.constexpr, DK: tl.
         d_off = d.to(tl.int64)
     mask = (d < DK)[:, None] & tok_ok[None, :]
     k = tl.load(k_ptr + tok_off[None, :] + d_off[:, None], mask=mask, other=0.0)
-    return k.to(tl.bfloat16)
+    return _mma_in(k, DOT_F32)
 
 
 @triton.jit
 def _load_v(v_ptr, tok_off, tok_ok, D0: tl.constexpr, DC: tl.constexpr, DV: tl.constexpr,
-            stride_vd):
-    """V for head dims D0 .. D0+DC as a [BLOCK_N, DC] tile, converted to bf16."""
+            stride_vd, DOT_F32: tl.constexpr):
+    """V for head dims D0 .. D0+DC as a [BLOCK_N, DC] tile, dequantized to the MMA dtype."""
     d = D0 + tl.arange(0, DC)
     mask = tok_ok[:, None] & (d < DV)[None, :]
     v = tl.load(v_ptr + tok_off[:, None] + d.to(tl.int64)[None, :] * stride_vd, mask=mask, other=0.0)
-    return v.to(tl.bfloat16)
+    return _mma_in(v, DOT_F32)
 
 
 @triton.jit
@@ -74,6 +82,7 @@ def _pa_decode_partition(
     DV: tl.constexpr, DVA: tl.constexpr, DVB: tl.constexpr,
     PAGE: tl.constexpr, BLOCK_N: tl.constexpr, X: tl.constexpr, IS_5D: tl.constexpr,
     K_SCALE_T: tl.constexpr, V_SCALE_T: tl.constexpr, DIRECT: tl.constexpr,
+    DOT_F32: tl.constexpr,
 ):
     seq = tl.program_id(0)
     kvh = tl.program_id(1)
@@ -97,12 +106,12 @@ def _pa_decode_partition(
     q_row = (seq * Q_LEN + t).to(tl.int64) * stride_qt + hq.to(tl.int64) * stride_qh
     dqa = tl.arange(0, DKA)
     qa = tl.load(q_ptr + q_row[:, None] + dqa[None, :], mask=row_ok[:, None], other=0.0)
-    qa = qa.to(tl.bfloat16)
+    qa = _mma_in(qa, DOT_F32)
     if DKB > 0:
         dqb = DKA + tl.arange(0, DKB)
         qb = tl.load(q_ptr + q_row[:, None] + dqb[None, :],
                      mask=row_ok[:, None] & (dqb < DK)[None, :], other=0.0)
-        qb = qb.to(tl.bfloat16)
+        qb = _mma_in(qb, DOT_F32)
 
     scale2 = qk_scale
     if K_SCALE_T:
@@ -127,10 +136,10 @@ def _pa_decode_partition(
         k_tok = blk * stride_kb + kvh * stride_kh + within * stride_kt
         v_tok = blk * stride_vb + kvh * stride_vh + within * stride_vt
 
-        kt = _load_kt(k_ptr, k_tok, tok_ok, 0, DKA, DK, X, stride_kx, IS_5D)
+        kt = _load_kt(k_ptr, k_tok, tok_ok, 0, DKA, DK, X, stride_kx, IS_5D, DOT_F32)
         s = tl.dot(qa, kt)
         if DKB > 0:
-            kt_b = _load_kt(k_ptr, k_tok, tok_ok, DKA, DKB, DK, X, stride_kx, IS_5D)
+            kt_b = _load_kt(k_ptr, k_tok, tok_ok, DKA, DKB, DK, X, stride_kx, IS_5D, DOT_F32)
             s += tl.dot(qb, kt_b)
         s = s * scale2
         keep = (pos[None, :] < visible[:, None]) & tok_ok[None, :]
@@ -140,11 +149,11 @@ def _pa_decode_partition(
         alpha = tl.exp2(m_i - m_new)
         p = tl.exp2(s - m_new[:, None])
         l_i = l_i * alpha + tl.sum(p, 1)
-        pb = p.to(tl.bfloat16)
-        va = _load_v(v_ptr, v_tok, tok_ok, 0, DVA, DV, stride_vd)
+        pb = _mma_in(p, DOT_F32)
+        va = _load_v(v_ptr, v_tok, tok_ok, 0, DVA, DV, stride_vd, DOT_F32)
         acc_a = acc_a * alpha[:, None] + tl.dot(pb, va)
         if DVB > 0:
-            vb = _load_v(v_ptr, v_tok, tok_ok, DVA, DVB, DV, stride_vd)
+            vb = _load_v(v_ptr, v_tok, tok_ok, DVA, DVB, DV, stride_vd, DOT_F32)
             acc_b = acc_b * alpha[:, None] + tl.dot(pb, vb)
         m_i = m_new
 
@@ -153,7 +162,7 @@ def _pa_decode_partition(
         vm = v_mult
         if V_SCALE_T:
             vm = vm * tl.load(vs_ptr).to(tl.float32)
-        inv = tl.where(l_i > 0.0, vm / l_i, 0.0)
+        inv = tl.where(l_i > 0.0, vm / tl.maximum(l_i, 1e-20), 0.0)
         o_row = (seq * Q_LEN + t).to(tl.int64) * stride_ot + hq.to(tl.int64) * stride_oh
         tl.store(out_ptr + o_row[:, None] + dva[None, :],
                  (acc_a * inv[:, None]).to(out_ptr.dtype.element_ty), mask=row_ok[:, None])
@@ -165,7 +174,7 @@ def _pa_decode_partition(
     else:
         wid = (seq * num_kv + kvh) * num_parts + part
         row_id = wid.to(tl.int64) * ROWS + r
-        ok = row_ok & (p_lo < n_pages)  # partitions without pages write nothing
+        ok = row_ok & ((r * 0 + p_lo) < n_pages)  # partitions without pages write nothing
         tl.store(m_ptr + row_id, m_i, mask=ok)
         tl.store(l_ptr + row_id, l_i, mask=ok)
         tl.store(acc_ptr + row_id[:, None] * DV + dva[None, :], acc_a, mask=ok[:, None])
@@ -222,7 +231,7 @@ def _pa_decode_reduce(
     vm = v_mult
     if V_SCALE_T:
         vm = vm * tl.load(vs_ptr).to(tl.float32)
-    inv = tl.where(l_run > 0.0, vm / l_run, 0.0)
+    inv = tl.where(l_run > 0.0, vm / tl.maximum(l_run, 1e-20), 0.0)
     o_row = (seq * Q_LEN + t).to(tl.int64) * stride_ot + hq.to(tl.int64) * stride_oh
     tl.store(out_ptr + o_row[:, None] + dva[None, :], (o_a * inv[:, None]).to(out_ptr.dtype.element_ty),
              mask=row_ok[:, None])
@@ -251,7 +260,7 @@ def launch(grid_main, grid_reduce, args: dict, cfg: dict, num_warps: int, num_st
         DK=cfg["DK"], DKA=cfg["DKA"], DKB=cfg["DKB"], DV=cfg["DV"], DVA=cfg["DVA"], DVB=cfg["DVB"],
         PAGE=cfg["PAGE"], BLOCK_N=cfg["BLOCK_N"], X=cfg["X"], IS_5D=cfg["IS_5D"],
         K_SCALE_T=cfg["K_SCALE_T"], V_SCALE_T=cfg["V_SCALE_T"], DIRECT=cfg["DIRECT"],
-        num_warps=num_warps, num_stages=num_stages,
+        DOT_F32=cfg["DOT_F32"], num_warps=num_warps, num_stages=num_stages,
     )
     if not cfg["DIRECT"]:
         _pa_decode_reduce[grid_reduce](

@@ -97,7 +97,13 @@ def _install() -> None:
     # (filled in by the model families)
 
     # == inference attention (issue 4) ==
-    # (filled in by the inference-attention family)
+    # _rocm_C::paged_attention has no model: its parent carries it (KCache_dtype pass).
+    from perfreport.models import inference_attention as ia
+    MODELS["vllm::unified_attention_with_output"] = ia.VllmUnifiedAttention
+    MODELS["aiter::paged_attention_v1"] = ia.AiterPagedAttentionV1
+    MODELS["perfreport::paged_attention_decode"] = ia.PerfreportPagedAttentionDecode
+    MODEL_PATTERNS.append((re.compile(r"sglang_profiler::attention_paged_attention_ragged(_\d+)?"),
+                           ia.SglangPagedAttentionRagged))
     pass
 
 
