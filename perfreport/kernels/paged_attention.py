@@ -45,7 +45,7 @@ def _mma_in(x, DOT_F32: tl.constexpr):
 
 
 @triton.jit
-def _load_kt(k_ptr, tok_off, tok_ok, D0: tl.constexpr, DC: tl.constexpr, DK: tl.constexpr,
+def _load_kt(k_ptr, tok_off, page_ok, D0: tl.constexpr, DC: tl.constexpr, DK: tl.constexpr,
              X: tl.constexpr, stride_kx, IS_5D: tl.constexpr, DOT_F32: tl.constexpr):
     """K^T for head dims D0 .. D0+DC as a [DC, BLOCK_N] tile, dequantized to the MMA dtype."""
     d = D0 + tl.arange(0, DC)
@@ -53,18 +53,27 @@ def _load_kt(k_ptr, tok_off, tok_ok, D0: tl.constexpr, DC: tl.constexpr, DK: tl.
         d_off = (d // X).to(tl.int64) * stride_kx + (d % X)
     else:
         d_off = d.to(tl.int64)
-    mask = (d < DK)[:, None] & tok_ok[None, :]
+    mask = (d < DK)[:, None] & page_ok[None, :]  # page-granular: stale slots are masked in s
     k = tl.load(k_ptr + tok_off[None, :] + d_off[:, None], mask=mask, other=0.0)
     return _mma_in(k, DOT_F32)
 
 
 @triton.jit
-def _load_v(v_ptr, tok_off, tok_ok, D0: tl.constexpr, DC: tl.constexpr, DV: tl.constexpr,
-            stride_vd, DOT_F32: tl.constexpr):
-    """V for head dims D0 .. D0+DC as a [BLOCK_N, DC] tile, dequantized to the MMA dtype."""
+def _load_v(v_ptr, tok_off, page_ok, tok_ok, D0: tl.constexpr, DC: tl.constexpr, DV: tl.constexpr,
+            stride_vd, IS_5D: tl.constexpr, DOT_F32: tl.constexpr):
+    """V for head dims D0 .. D0+DC as a [BLOCK_N, DC] tile, dequantized to the MMA dtype.
+
+    The unit stride is spelled out (dims in NHD, tokens in 5D) so loads vectorize."""
     d = D0 + tl.arange(0, DC)
-    mask = tok_ok[:, None] & (d < DV)[None, :]
-    v = tl.load(v_ptr + tok_off[:, None] + d.to(tl.int64)[None, :] * stride_vd, mask=mask, other=0.0)
+    if IS_5D:
+        d_off = d.to(tl.int64) * stride_vd
+    else:
+        d_off = d.to(tl.int64)
+    v = tl.load(v_ptr + tok_off[:, None] + d_off[None, :],
+                mask=page_ok[:, None] & (d < DV)[None, :], other=0.0)
+    # slots past the context inside the last page hold stale bytes (maybe NaN): zero them so
+    # p = 0 cannot meet NaN in the MMA. Masking after the load keeps it vectorized.
+    v = tl.where(tok_ok[:, None], v, 0.0)
     return _mma_in(v, DOT_F32)
 
 
@@ -75,7 +84,7 @@ def _pa_decode_partition(
     qk_scale, v_mult,
     stride_qt, stride_qh, stride_ot, stride_oh, stride_bt,
     stride_kb, stride_kh, stride_kt, stride_kx,
-    stride_vb, stride_vh, stride_vt, stride_vd,
+    stride_vb, stride_vh, stride_vx,
     max_pages, pages_per_part, num_parts,
     Q_LEN: tl.constexpr, GROUP: tl.constexpr, BLOCK_M: tl.constexpr,
     DK: tl.constexpr, DKA: tl.constexpr, DKB: tl.constexpr,
@@ -134,12 +143,15 @@ def _pa_decode_partition(
         tok_ok = page_ok & (pos < ctx)
         blk = tl.load(bt_row + page, mask=page_ok, other=0).to(tl.int64)
         k_tok = blk * stride_kb + kvh * stride_kh + within * stride_kt
-        v_tok = blk * stride_vb + kvh * stride_vh + within * stride_vt
+        if IS_5D:  # V [blocks, H_KV, Dv, page]: tokens contiguous, stride_vx = dim stride
+            v_tok = blk * stride_vb + kvh * stride_vh + within
+        else:  # V [blocks, page, H_KV, Dv]: dims contiguous, stride_vx = token stride
+            v_tok = blk * stride_vb + kvh * stride_vh + within * stride_vx
 
-        kt = _load_kt(k_ptr, k_tok, tok_ok, 0, DKA, DK, X, stride_kx, IS_5D, DOT_F32)
+        kt = _load_kt(k_ptr, k_tok, page_ok, 0, DKA, DK, X, stride_kx, IS_5D, DOT_F32)
         s = tl.dot(qa, kt)
         if DKB > 0:
-            kt_b = _load_kt(k_ptr, k_tok, tok_ok, DKA, DKB, DK, X, stride_kx, IS_5D, DOT_F32)
+            kt_b = _load_kt(k_ptr, k_tok, page_ok, DKA, DKB, DK, X, stride_kx, IS_5D, DOT_F32)
             s += tl.dot(qb, kt_b)
         s = s * scale2
         keep = (pos[None, :] < visible[:, None]) & tok_ok[None, :]
@@ -150,10 +162,10 @@ def _pa_decode_partition(
         p = tl.exp2(s - m_new[:, None])
         l_i = l_i * alpha + tl.sum(p, 1)
         pb = _mma_in(p, DOT_F32)
-        va = _load_v(v_ptr, v_tok, tok_ok, 0, DVA, DV, stride_vd, DOT_F32)
+        va = _load_v(v_ptr, v_tok, page_ok, tok_ok, 0, DVA, DV, stride_vx, IS_5D, DOT_F32)
         acc_a = acc_a * alpha[:, None] + tl.dot(pb, va)
         if DVB > 0:
-            vb = _load_v(v_ptr, v_tok, tok_ok, DVA, DVB, DV, stride_vd, DOT_F32)
+            vb = _load_v(v_ptr, v_tok, page_ok, tok_ok, DVA, DVB, DV, stride_vx, IS_5D, DOT_F32)
             acc_b = acc_b * alpha[:, None] + tl.dot(pb, vb)
         m_i = m_new
 

@@ -208,10 +208,10 @@ def paged_attention_decode(query, key_cache, value_cache, block_tables, context_
     query = query if query.stride(-1) == 1 else query.contiguous()
     if layout == "NHD":
         k_strides = (key_cache.stride(0), key_cache.stride(2), key_cache.stride(1), 0)
-        v_strides = (value_cache.stride(0), value_cache.stride(2), value_cache.stride(1), 1)
+        v_strides = (value_cache.stride(0), value_cache.stride(2), value_cache.stride(1))
     else:
         k_strides = (key_cache.stride(0), key_cache.stride(1), key_cache.stride(3), key_cache.stride(2))
-        v_strides = (value_cache.stride(0), value_cache.stride(1), 1, value_cache.stride(2))
+        v_strides = (value_cache.stride(0), value_cache.stride(1), value_cache.stride(2))
     dka, dkb = K.split_dim(dk)
     dva, dvb = K.split_dim(dv)
     block_m = max(16, 1 << (rows - 1).bit_length())

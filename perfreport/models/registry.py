@@ -94,7 +94,127 @@ def load_user_models(path: str | Path) -> None:
 # ---------------------------------------------------------------------------------
 def _install() -> None:
     # == GEMM / attention / elementwise / norms / conv / reduce / rope (issue 3) ==
-    # (filled in by the model families)
+    # Composite ops that launch no kernel of their own are deliberately NOT modelled:
+    # aten::linear / aten::matmul (-> addmm / mm / bmm), aten::scaled_dot_product_attention
+    # (-> _scaled_dot_product_*_attention), aten::contiguous / clone (-> copy_). The op
+    # that owns the kernels carries the same shapes, so each GEMM/attention gets one row.
+    from perfreport.models import activation as act, conv, elementwise as ew, gemm
+    from perfreport.models import norms, reduce as red, rope, sdpa
+
+    def put(cls, *names: str) -> None:
+        for n in names:
+            MODELS[n] = cls
+
+    # -- GEMM (gemm.py) ------------------------------------------------------------
+    put(gemm.Mm, "aten::mm")
+    put(gemm.Addmm, "aten::addmm", "aten::_addmm_activation")
+    put(gemm.Bmm, "aten::bmm")
+    put(gemm.Baddbmm, "aten::baddbmm")
+    put(gemm.ScaledMm, "aten::_scaled_mm")
+    put(gemm.RocmUnquantizedGemm, "vllm::rocm_unquantized_gemm")
+    put(gemm.AiterGemmA16W16, "aiter::gemm_a16w16")
+    put(gemm.CutlassScaledMm, "_C::cutlass_scaled_mm")
+    # -- attention (sdpa.py) ---------------------------------------------------------
+    put(sdpa.SdpaFlash, "aten::_scaled_dot_product_flash_attention")
+    put(sdpa.SdpaEfficient, "aten::_scaled_dot_product_efficient_attention")
+    put(sdpa.SdpaCudnn, "aten::_scaled_dot_product_cudnn_attention")
+    put(sdpa.SdpaOverrideable, "aten::_scaled_dot_product_fused_attention_overrideable")
+    put(sdpa.FlashAttentionForward, "aten::_flash_attention_forward")
+    put(sdpa.EfficientAttentionForward, "aten::_efficient_attention_forward")
+    put(sdpa.FlashAttnForward, "flash_attn::_flash_attn_forward")
+    put(sdpa.FlashAttnVarlenForward, "flash_attn::_flash_attn_varlen_forward")
+    put(sdpa.SdpaFlashBackward, "aten::_scaled_dot_product_flash_attention_backward")
+    put(sdpa.SdpaEfficientBackward, "aten::_scaled_dot_product_efficient_attention_backward")
+    put(sdpa.SdpaCudnnBackward, "aten::_scaled_dot_product_cudnn_attention_backward")
+    put(sdpa.FlashAttentionBackward, "aten::_flash_attention_backward")
+    put(sdpa.EfficientAttentionBackward, "aten::_efficient_attention_backward")
+    put(sdpa.FlashAttnBackward, "flash_attn::_flash_attn_backward")
+    put(sdpa.FlashAttnVarlenBackward, "flash_attn::_flash_attn_varlen_backward")
+    # -- convolution (conv.py) ---------------------------------------------------------
+    put(conv.Conv, "aten::convolution", "aten::_convolution")
+    put(conv.ConvNd, "aten::conv1d", "aten::conv2d", "aten::conv3d")
+    put(conv.CudnnConv, "aten::cudnn_convolution")
+    put(conv.MiopenConv, "aten::miopen_convolution")
+    put(conv.ConvBackward, "aten::convolution_backward")
+    # -- elementwise (elementwise.py); in-place "op_" variants share the model ---------
+    unary = ("abs neg exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal square sin cos "
+             "tan asin acos atan sinh cosh tanh sigmoid silu gelu relu leaky_relu elu selu celu "
+             "mish softplus hardswish hardsigmoid hardtanh erf erfc erfinv sign sgn floor ceil "
+             "round trunc frac bitwise_not logical_not isnan isinf isfinite nan_to_num clamp "
+             "clamp_min clamp_max threshold")
+    binary = ("add sub rsub mul div true_divide floor_divide remainder fmod maximum minimum "
+              "pow atan2 hypot eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and "
+              "bitwise_or bitwise_xor masked_fill silu_backward gelu_backward "
+              "threshold_backward sigmoid_backward tanh_backward")
+    ternary = "where addcmul addcdiv lerp"
+    for names, cls in ((unary, ew.UnaryElementwise), (binary, ew.BinaryElementwise),
+                       (ternary, ew.TernaryElementwise)):
+        for n in names.split():
+            put(cls, f"aten::{n}", f"aten::{n}_")
+    put(ew.Copy, "aten::copy_")
+    put(ew.ToCopy, "aten::_to_copy")
+    put(ew.To, "aten::to")
+    # -- fused gated activations (activation.py) ---------------------------------------
+    for ns in ("_C", "sgl_kernel", "aiter"):
+        put(act.SiluAndMul, f"{ns}::silu_and_mul")
+        put(act.GeluAndMul, f"{ns}::gelu_and_mul")
+        put(act.GeluTanhAndMul, f"{ns}::gelu_tanh_and_mul")
+    # -- reductions / softmax (reduce.py) -------------------------------------------------
+    for n in ("sum mean prod nansum amax amin max min argmax argmin any all var std "
+              "logsumexp norm linalg_vector_norm").split():
+        put(red.Reduce, f"aten::{n}")
+    put(red.Scan, "aten::cumsum", "aten::cumprod")
+    put(red.Softmax, "aten::_softmax", "aten::softmax", "aten::_log_softmax",
+        "aten::log_softmax")
+    # -- norms (norms.py) -----------------------------------------------------------------
+    put(norms.AtenRMSNorm, "aten::rms_norm", "aten::_fused_rms_norm")
+    put(norms.RMSNormOutFirst, "_C::rms_norm", "sgl_kernel::rmsnorm", "aiter::rmsnorm",
+        "_C::rms_norm_static_fp8_quant")
+    put(norms.RMSNormInputFirst, "aiter::rms_norm", "aiter::rmsnorm2d_fwd",
+        "vllm::rocm_aiter_rms_norm")
+    put(norms.FusedAddRMSNormInplace, "_C::fused_add_rms_norm", "sgl_kernel::fused_add_rmsnorm",
+        "vllm::rocm_aiter_rmsnorm2d_fwd_with_add")
+    put(norms.FusedAddRMSNormOut, "aiter::add_rmsnorm", "aiter::rmsnorm2d_fwd_with_add",
+        "aiter::rmsnorm2d_fwd_with_add_ck")
+    put(norms.FusedAddRMSNormQuant, "_C::fused_add_rms_norm_static_fp8_quant")
+    put(norms.LayerNorm, "aten::layer_norm", "aten::native_layer_norm")
+    put(norms.GroupNorm, "aten::group_norm", "aten::native_group_norm")
+    put(norms.BatchNorm, "aten::batch_norm", "aten::native_batch_norm", "aten::cudnn_batch_norm",
+        "aten::miopen_batch_norm", "aten::_native_batch_norm_legit",
+        "aten::_native_batch_norm_legit_no_training")
+    put(norms.NormBackward, "aten::native_layer_norm_backward",
+        "aten::native_group_norm_backward", "aten::native_batch_norm_backward",
+        "aten::_fused_rms_norm_backward")
+    # -- rotary embedding (rope.py) -------------------------------------------------------
+    put(rope.RotaryEmbedding, "_C::rotary_embedding", "sgl_kernel::rotary_embedding",
+        "_C::batched_rotary_embedding", "vllm::rotary_embedding")
+
+    # -- categories for ops WITHOUT a model (first match wins; else "other") -------------
+    # GEMM: composite/other matmuls and any vendor op with "gemm" in its name.
+    # comm: collectives. memcpy: data movement, fills, gathers/scatters, concatenation.
+    # elementwise / reduce: Inductor pointwise (triton_poi_) / reduction (triton_red_,
+    # triton_per_) kernels' ops, foreach ops, other aten pointwise/reduction ops.
+    for rx, cat in (
+        (r"aten::(linear|matmul|einsum|addbmm|addmv|mv|dot|vdot|outer|tensordot|_int_mm)"
+         r"|.*gemm.*|.*::.*_mm", "GEMM"),
+        (r"record_param_comms|nccl:.*|(c10d|_c10d_functional|c10d_functional|nccl|rccl)::.*"
+         r"|.*(all_reduce|allreduce|all_gather|allgather|reduce_scatter|all_to_all|alltoall).*",
+         "comm"),
+        (r"Memcpy.*|Memset.*|aten::(clone|contiguous|cat|stack|index|index_select|gather"
+         r"|scatter|scatter_|scatter_add_?|index_put_?|index_copy_?|_index_put_impl_|embedding"
+         r"|fill_|zero_|zeros|ones|full|zeros_like|ones_like|full_like|arange|repeat"
+         r"|repeat_interleave|flip|roll|narrow_copy|_foreach_copy_|constant_pad_nd|pad"
+         r"|masked_select|nonzero|_copy_from|_copy_from_and_resize|take|put_)", "memcpy"),
+        (r"triton_poi_.*|aten::_foreach_.*|aten::(dropout|native_dropout|bernoulli_?|uniform_"
+         r"|normal_|exponential_|rand|randn|randint|rand_like|randn_like|clamp_min_"
+         r"|mish_backward|hardswish_backward|elu_backward|leaky_relu_backward|softplus_backward)",
+         "elementwise"),
+        (r"triton_(red|per)_.*|aten::(topk|sort|argsort|cummax|cummin|median|mode|kthvalue"
+         r"|unique.*|_unique2|bincount|histc|_softmax_backward_data|_log_softmax_backward_data"
+         r"|nll_loss.*|cross_entropy_loss)", "reduce"),
+    ):
+        CATEGORY_PATTERNS.append((re.compile(rx), cat))
+
 
     # == inference attention (issue 4) ==
     # _rocm_C::paged_attention has no model: its parent carries it (KCache_dtype pass).

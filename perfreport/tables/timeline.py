@@ -15,6 +15,7 @@ Unlinked kernels (no CPU launch in the trace window) are counted: they ran on th
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import pandas as pd
 
@@ -24,8 +25,13 @@ from perfreport.tables.sheet import PCT, Sheet
 COMM_RX = re.compile(r"nccl|rccl|all_?reduce|all_?gather|reduce_?scatter|alltoall", re.I)
 
 
+@lru_cache(maxsize=None)
+def is_comm_name(name: str) -> bool:
+    return COMM_RX.search(name) is not None
+
+
 def is_comm(g) -> bool:
-    return g.cat == KERNEL and COMM_RX.search(g.name) is not None
+    return g.cat == KERNEL and is_comm_name(g.name)
 
 
 def union(iv: list[tuple[float, float]]) -> list[tuple[float, float]]:

@@ -1,0 +1,167 @@
+"""GPU specs for the roofline: one JSON file per GPU in ``perfreport/specs/data``.
+
+File format (every figure cites its source in ``sources``)::
+
+    {"key": "h100_sxm", "name": "...", "aliases": ["h100", ...],
+     "match": {"name_patterns": ["H100 80GB HBM3"],          # regex, searched, case-insensitive
+               "fallback": {"compute_major": 9, "compute_minor": 0, "num_sms": 132,
+                            "mem_gib": [75, 82]}},            # for empty / unknown names
+     "mem_bw_tbps": 3.35,                                     # decimal TB/s (10^12 B/s)
+     "llc_bytes": 52428800,
+     "peaks_tflops": {"matrix_bf16": 989.4, ...},             # DENSE peaks, TFLOP/s (10^12)
+     "achievable": {"mem_bw_tbps": 4.47, "peaks_tflops": {...}, "source": "..."},  # optional
+     "sources": {"mem_bw_tbps": "...", ...}}
+
+Compute-spec names are ``matrix_<precision>`` (tensor cores / MFMA) and ``vector_<precision>``
+(CUDA cores / SIMD). ``matrix_fp32`` is the FP32 GEMM rate WITHOUT TF32 (``matrix_tf32``).
+With ``basis='achievable'`` the measured figures replace the peaks they cover; ``GpuSpec.basis``
+says ``'achievable'`` only if at least one figure was replaced, so a report never claims a
+basis it did not use.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perfreport.errors import BadInput
+
+DATA_DIR = Path(__file__).parent / "data"
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    key: str
+    name: str
+    mem_bw_tbps: float | None
+    peaks: dict[str, float]
+    llc_bytes: int | None
+    basis: str = "peak"                      # 'peak' | 'achievable'
+    sources: dict[str, str] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+    match: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"[\s\-]+", "_", s.strip().lower())
+
+
+def _from_doc(doc: dict, origin: str, basis: str) -> GpuSpec:
+    try:
+        key = str(doc["key"])
+        peaks = {str(k): float(v) for k, v in doc.get("peaks_tflops", {}).items()}
+        bw = doc.get("mem_bw_tbps")
+        bw = float(bw) if bw is not None else None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BadInput(origin, f"not a GPU spec file ({type(exc).__name__}: {exc})") from None
+    sources = {str(k): str(v) for k, v in doc.get("sources", {}).items()}
+    used = "peak"
+    if basis == "achievable":
+        ach = doc.get("achievable") or {}
+        if ach.get("mem_bw_tbps") is not None:
+            bw, used = float(ach["mem_bw_tbps"]), "achievable"
+        for k, v in (ach.get("peaks_tflops") or {}).items():
+            peaks[k], used = float(v), "achievable"
+        if used == "achievable":
+            sources["achievable"] = str(ach.get("source", "measured"))
+    elif basis != "peak":
+        raise BadInput(origin, f"basis must be 'peak' or 'achievable', not {basis!r}")
+    llc = doc.get("llc_bytes")
+    return GpuSpec(key=key, name=str(doc.get("name", key)), mem_bw_tbps=bw, peaks=peaks,
+                   llc_bytes=int(llc) if llc is not None else None, basis=used,
+                   sources=sources, aliases=tuple(doc.get("aliases", ())),
+                   match=doc.get("match", {}))
+
+
+def _docs() -> list[tuple[Path, dict]]:
+    return [(p, json.loads(p.read_text())) for p in sorted(DATA_DIR.glob("*.json"))]
+
+
+def list_archs() -> list[GpuSpec]:
+    """Every built-in GPU (peak basis), sorted by key."""
+    return [_from_doc(d, str(p), "peak") for p, d in _docs()]
+
+
+def load_arch(name_or_path: str, basis: str = "peak") -> GpuSpec:
+    """A built-in GPU by key, name or alias (case-insensitive), or a JSON file in the same format."""
+    p = Path(name_or_path)
+    if name_or_path.endswith(".json") or p.is_file():
+        if not p.is_file():
+            raise BadInput(name_or_path, "GPU spec file not found")
+        try:
+            doc = json.loads(p.read_text())
+        except (OSError, ValueError) as exc:
+            raise BadInput(name_or_path, f"unreadable GPU spec file: {exc}") from None
+        if not isinstance(doc, dict):
+            raise BadInput(name_or_path, "GPU spec file must hold a JSON object")
+        return _from_doc(doc, name_or_path, basis)
+    want = _norm(name_or_path)
+    for path, doc in _docs():
+        names = [doc.get("key", ""), doc.get("name", ""), *doc.get("aliases", [])]
+        if want in {_norm(n) for n in names if n}:
+            return _from_doc(doc, str(path), basis)
+    known = ", ".join(s.key for s in list_archs())
+    raise BadInput(name_or_path, f"unknown GPU (known: {known}; or pass a .json spec file)")
+
+
+def detect_arch_from_name(name: str) -> GpuSpec | None:
+    """GPU from a device name such as ``torch.cuda.get_device_name()``; None if unknown."""
+    if not name or not name.strip():
+        return None
+    for path, doc in _docs():
+        for pat in doc.get("match", {}).get("name_patterns", []):
+            if re.search(pat, name, re.IGNORECASE):
+                return _from_doc(doc, str(path), "peak")
+    return None
+
+
+def _by_fingerprint(props: dict) -> GpuSpec | None:
+    try:
+        major, minor = int(props.get("computeMajor", -1)), int(props.get("computeMinor", -1))
+        sms = int(props.get("numSms", -1))
+        mem_gib = float(props.get("totalGlobalMem", 0)) / 2**30
+    except (TypeError, ValueError):
+        return None
+    for path, doc in _docs():
+        fb = doc.get("match", {}).get("fallback")
+        if not fb:
+            continue
+        lo, hi = fb.get("mem_gib", [0, float("inf")])
+        if (fb.get("compute_major"), fb.get("compute_minor"), fb.get("num_sms")) == (major, minor, sms) \
+                and lo <= mem_gib <= hi:
+            return _from_doc(doc, str(path), "peak")
+    return None
+
+
+def detect_arch(device_properties: list[dict] | None) -> GpuSpec | None:
+    """GPU from a trace's ``deviceProperties``: by name first, then (ROCm traces may record an
+    empty name) by (computeMajor, computeMinor, numSms, totalGlobalMem). None if no match."""
+    for props in device_properties or []:
+        if not isinstance(props, dict):
+            continue
+        spec = detect_arch_from_name(str(props.get("name") or ""))
+        if spec is None:
+            spec = _by_fingerprint(props)
+        if spec is not None:
+            return spec
+    return None
+
+
+def roofline(spec: GpuSpec, flops: float, bytes: float, compute_spec: str
+             ) -> tuple[float | None, str | None]:
+    """(roofline time in µs, 'compute' | 'memory'): max(flops / peak, bytes / bandwidth).
+    (None, None) when the spec lacks ``compute_spec`` or a bandwidth."""
+    peak = spec.peaks.get(compute_spec)
+    if not peak or not spec.mem_bw_tbps:
+        return None, None
+    t_compute = flops / (peak * 1e12)
+    t_memory = bytes / (spec.mem_bw_tbps * 1e12)
+    if t_compute > t_memory:
+        return t_compute * 1e6, "compute"
+    return t_memory * 1e6, "memory"
+
+
+__all__ = ["GpuSpec", "list_archs", "load_arch", "detect_arch", "detect_arch_from_name",
+           "roofline", "DATA_DIR"]

@@ -1,0 +1,349 @@
+"""Attribute CUDA/HIP-graph replay kernels to the ops of a capture-time trace.
+
+A replay trace shows one ``hipGraphLaunch``/``cudaGraphLaunch`` owning every kernel of the
+graph (same correlation), with no per-op attribution. A capture-time trace, recorded while
+the graph was captured, holds the ops (with shapes) and one runtime launch call per graph
+node, but no kernels for them (capture does not run them).
+
+Matching rule (vLLM decode example: 421/421, every kernel name equal):
+* the capture region is a ``user_annotation`` ``capture_<bs>_<mode>`` (named by
+  ``execution_details.json``, else chosen by node count);
+* its graph nodes are the kernel/memcpy/memset calls between ``*StreamBeginCapture`` and
+  ``*StreamEndCapture`` inside it, by time, minus calls owning GPU events in the capture
+  trace (they ran eagerly). Example: 428 launches = 421 nodes + 6 before BeginCapture +
+  1 after EndCapture (warm-up fills, a gather), all 7 with their own kernels;
+* a launch's replay events, by start time, are aligned with the nodes: by (kind, kernel
+  name) when the capture records names (ROCm ``args.kernel``), disagreements reported and
+  left on the launch; without names only equal counts and kinds are paired (unverified).
+
+Each matched launch gets its own copy of the capture ops (uids continue after the existing
+ones), their CPU ``ts``/``dur`` mapped *affinely* onto the launch's ``[ts, end]`` (the
+region spans tens of ms): nesting is kept and every merged op lies inside any annotation
+holding the launch (passes match by time containment). Their CPU times are synthetic;
+``args`` (shapes) are the capture's.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from pathlib import Path
+from typing import NamedTuple
+
+import msgspec
+
+from perfreport.errors import BadInput
+from perfreport.events import DRIVER, KERNEL, MEMCPY, MEMSET, RUNTIME, USER_ANNOTATION, GpuEvent, Op
+from perfreport.read import read_trace
+from perfreport.read.source import Source
+from perfreport.read.splitter import Split, iter_batches
+from perfreport.tree.build import build_tree
+from perfreport.tree.trace_tree import TraceTree
+
+LAUNCH = (RUNTIME, DRIVER)
+GRAPH_LAUNCH = re.compile(r"(hip|cuda|cu)GraphLaunch")
+_KERNEL_CALL = re.compile(r"(hip|cuda|cu)(Ext)?(Module)?(Drv)?Launch(Cooperative)?Kernel")
+_MEMCPY_CALL = re.compile(r"(hip|cuda|cu)Memcpy\w*Async")
+_MEMSET_CALL = re.compile(r"(hip|cuda|cu)Memset\w*Async")
+_BEGIN = re.compile(r"(hip|cuda|cu)StreamBeginCapture")
+_END = re.compile(r"(hip|cuda|cu)StreamEndCapture")
+_EPS = 1e-3
+
+
+def node_kind(name: str) -> str | None:
+    """The GPU event category a runtime call creates as a graph node, or None."""
+    for rx, kind in ((_KERNEL_CALL, KERNEL), (_MEMCPY_CALL, MEMCPY), (_MEMSET_CALL, MEMSET)):
+        if rx.match(name):
+            return kind
+    return None
+
+
+@dataclass
+class LaunchMatch:
+    """One replay graph launch and what it was matched to."""
+    launch: str
+    ts: float
+    events: int
+    region: str | None = None
+    nodes: int = 0
+    matched: int = 0
+    names_verified: bool = False
+    scale: float = 0.0
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GraphMergeReport:
+    launches: list[LaunchMatch] = field(default_factory=list)
+    regions: list[str] = field(default_factory=list)
+    excluded: dict[str, int] = field(default_factory=dict)   # capture launches not graph nodes
+    ops_added: int = 0
+    ops_attributed: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    events = property(lambda self: sum(l.events for l in self.launches))
+    matched = property(lambda self: sum(l.matched for l in self.launches))
+    unmatched = property(lambda self: self.events - self.matched)
+
+    def summary(self) -> str:
+        names = ", ".join(sorted({l.region for l in self.launches if l.region})) or "no capture"
+        s = (f"graph capture: {self.matched}/{self.events} kernels attributed to "
+             f"{self.ops_attributed} ops from {names}")
+        if self.unmatched:
+            s += f" ({self.unmatched} left on the graph launch)"
+        return s
+
+    def lines(self) -> list[str]:
+        out = [self.summary()]
+        for l in self.launches:
+            v = "names verified" if l.names_verified else "names NOT verified"
+            out.append(f"  {l.launch} @ {l.ts:.3f}: {l.matched}/{l.events} events, "
+                       f"{l.nodes} capture nodes in {l.region}, {v}, CPU time x{l.scale:.3g}")
+            out += [f"    {p}" for p in l.problems]
+        out += [f"  capture launches that are no graph node: {n} ({why})"
+                for why, n in self.excluded.items()]
+        return out + [f"  note: {n}" for n in self.notes]
+
+
+class _Region(NamedTuple):
+    ann: Op            # the capture annotation
+    nodes: list[Op]    # graph-node launch calls, by time
+    ops: list[Op]      # every CPU event inside the annotation
+
+
+def _regions(ct: TraceTree, annotation: str | None, excluded: dict) -> list[_Region]:
+    anns = [o for o in ct.ops if o.cat == USER_ANNOTATION]
+    begins = [o for o in ct.ops if o.cat in LAUNCH and _BEGIN.match(o.name)]
+    ends = [o for o in ct.ops if o.cat in LAUNCH and _END.match(o.name)]
+    if annotation is not None:
+        anns = [a for a in anns if a.name == annotation]
+    else:
+        anns = ([a for a in anns if any(a.ts <= b.ts <= a.end for b in begins)]
+                or [a for a in anns if a.name.startswith("capture_")])
+    calls = [o for o in ct.ops if o.cat in LAUNCH and node_kind(o.name)]
+    out = []
+    for a in anns:
+        lo, hi = a.ts - _EPS, a.end + _EPS
+        windows = []
+        for b in (b for b in begins if lo <= b.ts <= hi and b.pid == a.pid):
+            e = next((e for e in ends if e.ts >= b.ts and e.pid == a.pid and e.tid == b.tid), None)
+            windows.append((b.ts, e.end if e is not None else hi))
+        nodes = []
+        for c in (c for c in calls if lo <= c.ts <= hi and c.pid == a.pid):
+            if windows and not any(w0 <= c.ts <= w1 for w0, w1 in windows):
+                why = "outside StreamBeginCapture..StreamEndCapture"
+            elif c.kernels:
+                why = "ran during capture (own GPU events in the capture trace)"
+            else:
+                nodes.append(c)
+                continue
+            excluded[why] = excluded.get(why, 0) + 1
+        ops = [o for o in ct.ops if lo <= o.ts and o.end <= hi and o.pid == a.pid]
+        out.append(_Region(a, sorted(nodes, key=lambda o: o.ts), ops))
+    return out
+
+
+def _align(nodes: list[Op], events: list[GpuEvent], names: dict, m: LaunchMatch):
+    """(node index, event index) pairs; problems go to ``m.problems``."""
+    kinds = [node_kind(n.name) for n in nodes]
+    known = bool(names) and all(names.get(n.correlation) for n, k in zip(nodes, kinds)
+                                if k == KERNEL)
+    if not known:
+        if len(nodes) == len(events) and kinds == [g.cat for g in events]:
+            m.problems.append("capture has no kernel names: paired by order and kind only")
+            return list(zip(range(len(nodes)), range(len(events))))
+        m.problems.append(f"{len(nodes)} capture nodes vs {len(events)} replay events and no "
+                          "kernel names to align them: nothing attributed")
+        return []
+    m.names_verified = True
+    a = [(k, names.get(n.correlation) if k == KERNEL else None) for n, k in zip(nodes, kinds)]
+    b = [(g.cat, g.name if g.cat == KERNEL else None) for g in events]
+    sm = SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag != "equal" and len(m.problems) < 8:    # the first few disagreements
+            first = lambda xs, i, j: (xs[i][1] or xs[i][0])[:120] if j > i else "-"
+            m.problems.append(f"{tag}: capture nodes [{i1}:{i2}] ({first(a, i1, i2)}) vs "
+                              f"replay events [{j1}:{j2}] ({first(b, j1, j2)})")
+    return [(k.a + i, k.b + i) for k in sm.get_matching_blocks() for i in range(k.size)]
+
+
+def _clone(region: _Region, launch: Op, uid0: int):
+    a = region.ann
+    scale = launch.dur / a.dur if a.dur > 0 else 0.0
+    base, t0 = launch.ts, a.ts
+    copies = {id(o): Op(uid0 + i, o.name, o.cat, o.pid, o.tid, base + (o.ts - t0) * scale,
+                        o.dur * scale, o._args, o.correlation, o.ext_id, o.seq)
+              for i, o in enumerate(region.ops)}
+    roots = []
+    for o in region.ops:
+        c, p = copies[id(o)], copies.get(id(o.parent))
+        if p is None:
+            roots.append(c)
+        else:
+            c.parent = p
+            if p.children is None:
+                p.children = []
+            p.children.append(c)
+    return copies, roots, scale
+
+
+def _add_kernel(o: Op, g: GpuEvent) -> None:
+    if o.kernels is None:
+        o.kernels = []
+    o.kernels.append(g)
+
+
+def _drop_kernels(o: Op | None, gone: set) -> None:
+    if o is not None and o.kernels:
+        o.kernels = [g for g in o.kernels if id(g) not in gone] or None
+
+
+def merge_graph_capture(tree: TraceTree, capture_tree: TraceTree, *,
+                        annotation: str | None = None) -> GraphMergeReport:
+    """Move each graph launch's GPU events in ``tree`` onto copies of the capture ops.
+
+    Call before :func:`perfreport.passes.run_passes`. Unmatched events stay on the launch.
+    """
+    rep = GraphMergeReport()
+    regions = _regions(capture_tree, annotation, rep.excluded)
+    if annotation is not None and not regions:
+        raise BadInput(capture_tree.source, f"no user_annotation {annotation!r} in the capture")
+    rep.regions = [r.ann.name for r in regions]
+    names = getattr(capture_tree, "launch_kernel_names", None) or {}
+    graph = [o for o in tree.ops if o.cat in LAUNCH and o.kernels and GRAPH_LAUNCH.match(o.name)]
+    graph.sort(key=lambda o: o.ts)
+    added: list[Op] = []
+    owners = set()
+    uid = max((o.uid for o in tree.ops), default=-1) + 1
+    for launch in graph:
+        events = sorted(launch.kernels, key=lambda g: g.ts)
+        m = LaunchMatch(launch.name, launch.ts, len(events))
+        rep.launches.append(m)
+        fit = [r for r in regions if len(r.nodes) == len(events)]
+        region = fit[0] if fit else (regions[0] if len(regions) == 1 else None)
+        if region is None:
+            m.problems.append(f"no capture region with {len(events)} nodes (have "
+                              f"{[(r.ann.name, len(r.nodes)) for r in regions]})")
+            continue
+        m.region, m.nodes = region.ann.name, len(region.nodes)
+        if len(fit) > 1:
+            m.problems.append(f"{len(fit)} capture regions have {len(events)} nodes: used the "
+                              f"first ({region.ann.name} @ {region.ann.ts:.3f})")
+        pairs = _align(region.nodes, events, names, m)
+        if not pairs:
+            continue
+        copies, roots, m.scale = _clone(region, launch, uid)
+        uid += len(copies)
+        added.extend(copies.values())
+        tree.roots.extend(roots)
+        gone = set()
+        for i, j in pairs:
+            g, call = events[j], copies[id(region.nodes[i])]
+            g.launcher = call
+            _add_kernel(call, g)
+            if call.parent is not None:
+                _add_kernel(call.parent, g)
+            owners.add(id(call.parent if call.parent is not None else call))
+            gone.add(id(g))
+        m.matched = len(pairs)
+        _drop_kernels(launch, gone)
+        _drop_kernels(launch.parent, gone)
+    if added:
+        tree.ops.extend(added)
+        tree.ops.sort(key=lambda o: o.ts)
+        tree._by_name = None
+        rep.notes.append("merged ops keep the capture's names and args; their CPU ts/dur are "
+                         "the capture's, mapped affinely onto their graph launch's time range")
+    rep.ops_added = len(added)
+    rep.ops_attributed = len(owners)
+    return rep
+
+
+class _RtEv(msgspec.Struct, gc=False):
+    cat: str = ""
+    name: str = ""
+    args: msgspec.Raw = msgspec.Raw()
+
+
+class _LaunchArgs(msgspec.Struct, gc=False):
+    correlation: int | None = None
+    kernel: str | None = None
+
+
+def _launch_kernel_names(path: str) -> dict[int, str]:
+    """correlation -> kernel name, from launch calls' ``args.kernel`` (the reader drops
+    runtime args; ROCm records the name there, CUDA traces may not)."""
+    dec, args_dec = msgspec.json.Decoder(list[_RtEv]), msgspec.json.Decoder(_LaunchArgs).decode
+    src, out = Source(path), {}
+    for batch in iter_batches(src.chunks(), dec, src.name, Split()):
+        for ev in batch:
+            if ev.cat in LAUNCH and ev.args and _KERNEL_CALL.match(ev.name):
+                try:
+                    a = args_dec(ev.args)
+                except msgspec.ValidationError:
+                    continue
+                if a.correlation is not None and a.kernel:
+                    out[a.correlation] = a.kernel
+    return out
+
+
+def _from_details(d: Path, annotation: str | None) -> tuple[Path, str | None]:
+    try:
+        details = json.loads((d / "execution_details.json").read_text())
+        entries = [(e["file"], f"capture_{e['batch_size']}_{e['mode']}") for e in details]
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise BadInput(str(d), f"unreadable execution_details.json ({exc})") from None
+    if annotation is not None:
+        entries = [e for e in entries if e[1] == annotation]
+    files = sorted({f for f, _ in entries})
+    if not files:
+        raise BadInput(str(d), f"execution_details.json names no capture {annotation or ''}")
+    if len(files) > 1:
+        raise BadInput(str(d), "several capture files (" + ", ".join(n for _, n in entries) +
+                       "): name one as DIR#capture_<batch_size>_<mode>")
+    return d / files[0], entries[0][1] if len(entries) == 1 else annotation
+
+
+def load_capture(path_or_dir, annotation: str | None = None) -> tuple[TraceTree, str | None]:
+    """Read a capture trace (a file, or a directory with ``execution_details.json``).
+
+    Returns the tree (no passes run; ``launch_kernel_names`` attached) and the capture
+    annotation's name (None when the file holds several and none was chosen).
+    """
+    p = Path(path_or_dir)
+    if p.is_dir():
+        p, annotation = _from_details(p, annotation)
+    tree = build_tree(read_trace(str(p)))
+    tree.launch_kernel_names = _launch_kernel_names(str(p))
+    caps = sorted({o.name for o in tree.ops
+                   if o.cat == USER_ANNOTATION and o.name.startswith("capture_")})
+    if annotation is None and len(caps) == 1:
+        annotation = caps[0]
+    if annotation is not None and not tree.has_op(annotation):
+        raise BadInput(str(p), f"no user_annotation {annotation!r} in the capture trace")
+    return tree, annotation
+
+
+def apply_capture_option(tree: TraceTree, capture_spec: str) -> str:
+    """``--capture PATH[#capture_<bs>_<mode>]``: merge, warn about gaps, return one line."""
+    path, annotation = capture_spec, None
+    if not Path(path).exists() and "#" in capture_spec:
+        path, _, annotation = capture_spec.rpartition("#")
+    if not Path(path).exists():
+        raise BadInput(capture_spec, "no such capture trace or directory")
+    ct, annotation = load_capture(path, annotation)
+    rep = merge_graph_capture(tree, ct, annotation=annotation)
+    if not rep.launches:
+        raise BadInput(capture_spec, "the trace has no hipGraphLaunch/cudaGraphLaunch with GPU events")
+    if rep.matched == 0:
+        why = next((p for l in rep.launches for p in l.problems), "no kernel matched")
+        raise BadInput(capture_spec, f"no graph kernel could be attributed: {why}")
+    if rep.unmatched:
+        tree.warnings.extend(rep.lines()[1:])
+    tree.graph_capture = rep
+    return rep.summary()
+
+
+__all__ = ["GraphMergeReport", "LaunchMatch", "merge_graph_capture", "load_capture",
+           "apply_capture_option", "node_kind"]

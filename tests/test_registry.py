@@ -1,0 +1,76 @@
+"""The op registry: names, categories, patterns, user models."""
+from types import SimpleNamespace
+
+import pytest
+
+from perfreport.errors import BadInput, ModelError
+from perfreport.models import registry
+from perfreport.models.base import PerfModel
+from perfreport.models.registry import MODELS, category_of, model_for, model_for_op
+
+CATEGORIES = {"GEMM", "SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd", "UnaryElementwise",
+              "BinaryElementwise", "Reduce_fwd", "Norm_fwd", "Norm_bwd", "RMSNorm_fwd",
+              "RoPE_fwd", "Activation_fwd"}
+MATRIX = {"GEMM", "SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd"}
+
+
+def test_every_issue3_model_has_a_known_category_and_kind():
+    for name, cls in MODELS.items():
+        if cls.__module__.endswith("inference_attention"):
+            continue                                   # issue 4's family
+        assert cls.category in CATEGORIES, name
+        assert cls.kind == ("matrix" if cls.category in MATRIX else "vector"), name
+
+
+@pytest.mark.parametrize("name,cat", [
+    ("aten::mm", "GEMM"), ("aten::_scaled_mm", "GEMM"), ("vllm::rocm_unquantized_gemm", "GEMM"),
+    ("aiter::gemm_a16w16", "GEMM"), ("aten::_scaled_dot_product_flash_attention", "SDPA_fwd"),
+    ("flash_attn::_flash_attn_varlen_backward", "SDPA_bwd"), ("aten::convolution", "CONV_fwd"),
+    ("aten::convolution_backward", "CONV_bwd"), ("aten::add_", "BinaryElementwise"),
+    ("aten::copy_", "UnaryElementwise"), ("aten::mean", "Reduce_fwd"),
+    ("aten::native_layer_norm", "Norm_fwd"), ("aiter::rmsnorm2d_fwd_with_add_ck", "RMSNorm_fwd"),
+    ("sgl_kernel::rotary_embedding", "RoPE_fwd"), ("_C::silu_and_mul", "Activation_fwd"),
+    # no model: broad fallback categories
+    ("aten::linear", "GEMM"), ("aten::matmul", "GEMM"), ("nccl:all_reduce", "comm"),
+    ("aten::fill_", "memcpy"), ("aten::cat", "memcpy"), ("triton_poi_fused_add_0", "elementwise"),
+    ("triton_red_fused_mean_1", "reduce"), ("aten::empty", "other"),
+])
+def test_categories(name, cat):
+    assert category_of(name) == cat
+
+
+def test_composites_are_not_modelled():
+    for n in ("aten::linear", "aten::matmul", "aten::scaled_dot_product_attention"):
+        assert model_for(n) is None
+
+
+def test_exclude_flag():
+    assert model_for_op("aten::mm", {"exclude_perf_model": True}) is None
+    assert model_for_op("aten::mm", {}) is not None
+
+
+def test_model_error_is_one_line():
+    with pytest.raises(ModelError) as e:
+        model_for("aten::mm")(SimpleNamespace(name="aten::mm", args={}, perf_meta={}))
+    assert "\n" not in str(e.value)
+
+
+def test_user_models_file(tmp_path):
+    f = tmp_path / "mine.py"
+    f.write_text(
+        "from perfreport.models.registry import register\n"
+        "from perfreport.models.base import PerfModel\n"
+        "@register('mylib::fused_thing', pattern=r'mylib::fused_\\d+')\n"
+        "class Fused(PerfModel):\n"
+        "    category = 'BinaryElementwise'\n")
+    try:
+        registry.load_user_models(f)
+        assert model_for("mylib::fused_thing").__name__ == "Fused"
+        assert model_for("mylib::fused_7").__name__ == "Fused"
+        assert issubclass(model_for("mylib::fused_thing"), PerfModel)
+    finally:
+        MODELS.pop("mylib::fused_thing", None)
+        registry.MODEL_PATTERNS[:] = [p for p in registry.MODEL_PATTERNS
+                                      if "mylib" not in p[0].pattern]
+    with pytest.raises(BadInput):
+        registry.load_user_models(tmp_path / "missing.py")
