@@ -46,6 +46,7 @@ def analyze(
     basis: str = typer.Option("peak", "--basis", help="Roofline figures: peak (datasheet) or achievable (measured, where known)"),
     models: List[Path] = typer.Option([], "--models", help="Python file registering extra perf models (repeatable)"),
     short_kernel_us: float = typer.Option(10.0, "--short-kernel-us", help="Threshold of the short_kernels sheet (µs)"),
+    graph_capture: Optional[str] = typer.Option(None, "--graph-capture", help="Capture-time trace (file, or dir with execution_details.json; PATH#capture_<bs>_<mode> picks a region) to attribute CUDA/HIP-graph kernels to ops"),
     linked_only: bool = typer.Option(False, "--linked-only", help="gpu_timeline: leave out GPU events with no CPU launch in the trace"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary"),
 ):
@@ -72,7 +73,7 @@ def analyze(
 
         if trace != "-" and output is not None and Path(trace).resolve() == output.resolve():
             raise BadInput(trace, "output path is the input trace; refusing to overwrite it")
-        tree = _load(trace, show_progress, err_console)
+        tree = _load(trace, show_progress, err_console, graph_capture)
         if arch:
             spec = load_arch(arch, basis=basis)
             arch_msg = f"GPU spec: {spec.name} (from --arch, {spec.basis} figures)"
@@ -105,6 +106,13 @@ def analyze(
         print_sheet(names[sheet], fmt)
     xlsx = output if output is not None else (None if sheet is not None else default_output(trace))
     notes = [f"source: {tree.source}", arch_msg]
+    if tree.graph_capture_summary:
+        notes.append(tree.graph_capture_summary)
+        if not quiet:
+            err_console.print(tree.graph_capture_summary, highlight=False)
+    for w in tree.warnings:
+        notes.append(w)
+        _err(f"{tree.source}: warning: {w}")
     if xlsx is not None:
         for w in write_workbook(sheets, xlsx, notes):
             _err(f"warning: {w}")
@@ -120,17 +128,18 @@ def analyze(
     raise typer.Exit(EXIT_PARTIAL if partial else EXIT_OK)
 
 
-def _load(trace: str, show_progress: bool, console):
+def _load(trace: str, show_progress: bool, console, graph_capture: str | None = None):
     from perfreport.pipeline import load_tree
     if not show_progress:
-        return load_tree(trace)
+        return load_tree(trace, graph_capture=graph_capture)
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
     from perfreport.read.source import Source
     size = Source(trace).size
     with Progress(TextColumn("reading"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
                   console=console, transient=True) as prog:
         task = prog.add_task("read", total=size)
-        return load_tree(trace, on_progress=lambda n: prog.update(task, completed=n))
+        return load_tree(trace, graph_capture=graph_capture,
+                         on_progress=lambda n: prog.update(task, completed=n))
 
 
 @app.command()

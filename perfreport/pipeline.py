@@ -9,10 +9,15 @@ from perfreport.tree import TraceTree, build_tree
 
 
 def load_tree(spec: str, *, keep_python: bool = False, passes: bool = True,
+              graph_capture: str | None = None,
               on_progress: Callable[[int], None] | None = None) -> TraceTree:
-    """Read ``spec`` (path or ``-``), build the tree and run the passes."""
+    """Read ``spec`` (path or ``-``), build the tree, merge a graph-capture trace, run passes."""
     raw = read_trace(spec, keep_python=keep_python, on_progress=on_progress)
     tree = build_tree(raw)
+    tree.graph_capture_summary = None
+    if graph_capture:
+        from perfreport.tree.graph_capture import apply_capture_option
+        tree.graph_capture_summary = apply_capture_option(tree, graph_capture)
     if passes:
         run_passes(tree)
     return tree

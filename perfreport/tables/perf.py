@@ -152,6 +152,8 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
     for c in base_cols + tail_cols:
         if c not in df:
             df[c] = None
+    for c in [c for c in df.columns if c.startswith("param: ")] + ["example op uid", "count"]:
+        df[c] = _int_column(df[c])
     total = float(df["time sum (µs)"].sum()) if not df.empty else 0.0
     df = df.sort_values("time sum (µs)", ascending=False, kind="stable").reset_index(drop=True)
     df["percent (%)"] = df["time sum (µs)"] / total * 100.0 if total else 0.0
@@ -179,6 +181,15 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
             ["percent (%)"] + tail_cols
         sheets.append(Sheet(cat, sub[cols].reset_index(drop=True), fm, notes))
     return sheets
+
+
+def _int_column(col: pd.Series) -> pd.Series:
+    """Integer-valued numeric columns (with gaps) as nullable integers, not 32.0-style floats."""
+    vals = col.dropna()
+    if len(vals) and all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+                         and float(v).is_integer() for v in vals):
+        return col.astype("Int64")
+    return col
 
 
 def _cell(v):

@@ -4,10 +4,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
 
 def plain(v):
-    if v is None:
+    if v is None or v is pd.NA:
         return None
     if isinstance(v, np.generic):
         v = v.item()
