@@ -229,10 +229,55 @@ def paged_attention_decode(query, key_cache, value_cache, block_tables, context_
                DVB=dvb, PAGE=page, BLOCK_N=max(page, 64), X=x if layout == "5D" else 1,
                IS_5D=layout == "5D", K_SCALE_T=ks is not None, V_SCALE_T=vs is not None, DIRECT=direct,
                DOT_F32=dev.type != "cuda")
-    if num_warps is None:
-        num_warps = 8 if block_m >= 64 else 4
+    if num_warps is None:  # from AOT compiles: no spills with these (sm_90a; gfx942/gfx950 wave64)
+        num_warps = 4 if (torch.version.hip or block_m < 64) else 8
     K.launch((num_seqs, hkv, parts), (num_seqs, hkv), args, cfg, num_warps, num_stages)
     return out
 
 
-__all__ = ["PAWorkspace", "auto_partitions", "make_workspace", "paged_attention_decode"]
+
+
+def aot_compile(target: str, *, kv: str = "bf16", dk: int = 192, dv: int = 128, q_len: int = 4,
+                group: int = 16, page: int = 64, layout: str = "NHD", parts: int = 2,
+                num_warps: int | None = None):
+    """Compile both kernels for a GPU target without a GPU (``"sm_90a"``, ``"gfx942"``, ...).
+
+    Uses the same constexprs and stride divisibility hints the JIT would use at these shapes.
+    Returns the compiled partition kernel (``.asm`` holds ptx/amdgcn) for inspection.
+    """
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from perfreport.kernels import paged_attention as K
+
+    hip = target.startswith("gfx")
+    tgt = GPUTarget("hip", target, 64) if hip else GPUTarget("cuda", int(target[3:5]), 32)
+    kv_ty = {"bf16": "*bf16", "fp8": "*fp8e4nv", "fp8_fnuz": "*fp8e4b8"}[kv]
+    rows = q_len * group
+    dka, dkb = K.split_dim(dk)
+    dva, dvb = K.split_dim(dv)
+    fp8 = kv != "bf16"
+    consts = dict(Q_LEN=q_len, GROUP=group, BLOCK_M=max(16, 1 << (rows - 1).bit_length()), DK=dk,
+                  DKA=dka, DKB=dkb, DV=dv, DVA=dva, DVB=dvb, PAGE=page, BLOCK_N=max(page, 64),
+                  X=(16 if fp8 else 8) if layout == "5D" else 1, IS_5D=layout == "5D",
+                  K_SCALE_T=fp8, V_SCALE_T=fp8, DIRECT=parts == 1, DOT_F32=False)
+    ptr_types = dict(q_ptr="*bf16", k_ptr=kv_ty, v_ptr=kv_ty, bt_ptr="*i32", ctx_ptr="*i32",
+                     ks_ptr="*fp32", vs_ptr="*fp32", out_ptr="*bf16", m_ptr="*fp32", l_ptr="*fp32",
+                     acc_ptr="*fp32", qk_scale="fp32", v_mult="fp32")
+    warps = num_warps or (4 if hip or consts["BLOCK_M"] < 64 else 8)
+    out = None
+    for fn in (K._pa_decode_partition, K._pa_decode_reduce):
+        names = fn.arg_names
+        c = {k: v for k, v in consts.items() if k in names}
+        sig = {n: "constexpr" if n in c else ptr_types.get(n, "i32") for n in names}
+        attrs = {(i,): [["tt.divisibility", 16]] for i, n in enumerate(names)
+                 if sig[n].startswith("*") or n.startswith("stride")}
+        ck = triton.compile(ASTSource(fn, sig, c, attrs), target=tgt,
+                            options=dict(num_warps=warps if fn is K._pa_decode_partition else 4,
+                                         num_stages=2))
+        out = out or ck
+    return out
+
+
+__all__ = ["PAWorkspace", "aot_compile", "auto_partitions", "make_workspace", "paged_attention_decode"]

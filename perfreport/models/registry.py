@@ -58,8 +58,12 @@ def model_for(name: str) -> type[PerfModel] | None:
 
 def model_for_op(name: str, perf_meta: Mapping[str, Any] | None) -> type[PerfModel] | None:
     """Model class for an op event, honouring ``perf_meta.exclude_perf_model``."""
-    if perf_meta and perf_meta.get("exclude_perf_model"):
-        return None
+    if perf_meta:
+        if perf_meta.get("exclude_perf_model"):
+            return None
+        if perf_meta.get("forward") is not None:     # autograd node linked by "backward link"
+            from perfreport.models.backward import BackwardOfForward
+            return BackwardOfForward
     return model_for(name)
 
 

@@ -278,7 +278,7 @@ class Collector:
                             nc = name_code[name] = len(names)
                             names.append(name)
                         pid, tid = ev.pid, ev.tid
-                        if pid != last_pid or tid != last_tid or type(pid) is not type(last_pid):
+                        if pid != last_pid or tid != last_tid:
                             key = (pid, tid)
                             last_thr = thr_code.get(key)
                             if last_thr is None:
@@ -396,7 +396,7 @@ class Collector:
         except (msgspec.ValidationError, msgspec.DecodeError):
             a = None
         if a is not None:
-            key = b"\x00".join((a.ci, a.it, a.ist, a.idm, a.fwd, b"1" if a.fin else b""))
+            key = b"\x00".join((a.ci, a.it, a.ist, a.idm, a.fwd))
             got = self._args_fast.get(key)
             if got is not None:
                 return got, a.ext, a.seq
@@ -411,14 +411,11 @@ class Collector:
         for k in _VOLATILE:
             if k in d:
                 del d[k]
-        if not d:
-            got = -1
-        else:
-            canon = _encode(d)
-            got = self._args_canon.get(canon)
-            if got is None:
-                got = self._args_canon[canon] = len(self.args_table)
-                self.args_table.append(d)
+        canon = _encode(d)
+        got = self._args_canon.get(canon)
+        if got is None:
+            got = self._args_canon[canon] = len(self.args_table)
+            self.args_table.append(d)
         if a is not None:
             self._args_fast[key] = got
         return got, ext, seq

@@ -43,6 +43,7 @@ class Eval:
         self.reason = ""
         try:
             m = cls(op)
+            self.category = m.category          # a model may refine its category per op
             self.params = dict(m.params())
             self.flops = float(m.flops())
             b = m.bytes()

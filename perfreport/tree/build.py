@@ -1,6 +1,11 @@
 """Stage 2: nest CPU events per (pid, tid) and link GPU events to their launches.
 
+Works on the reader's columns (:mod:`perfreport.read.kineto`): nesting is one numpy
+``lexsort`` plus one tight loop, linking is ``searchsorted`` on correlation ids, and
+:class:`Op` / :class:`GpuEvent` records are made only for what the report needs.
+
 Linking, in order of preference:
+
 1. ``correlation``: a GPU event's ``args.correlation`` equals the runtime call's. A graph
    launch (``cudaGraphLaunch`` / ``hipGraphLaunch``) owns every GPU event with its
    correlation (hundreds per launch).
@@ -8,29 +13,111 @@ Linking, in order of preference:
    event (same pid, tid, ts) names the flow start, a runtime call at (pid, tid, ts).
 3. ``External id``: a GPU event whose External id equals a cpu_op's is owned by that op
    (used only when the trace has no runtime event for it).
+
 A GPU event none of these claim is *unlinked*: it stays in ``tree.gpu`` (and so in the
 timeline) and is reported in its own rows.
+
+What becomes a record (``tree.ops``), on a trace with GPU events: every runtime/driver call
+that launched a GPU event, every event with a launched GPU event in its subtree (the
+launching ops and all their ancestors), every ``user_annotation`` (and its ancestors).
+Kernel-less ``cpu_op`` s (``aten::empty``, ``aten::view`` ...) and runtime calls that launch
+nothing (``cudaFuncSetAttribute`` ...) carry no GPU time and are left out. Every CPU event
+is kept when the trace has no GPU events (the CPU-only report needs them), when python
+frames were asked for, and for graph-capture traces (``*StreamBeginCapture``: the capture's
+kernel-less launch calls are the graph nodes). ``tree.n_events`` still counts every event.
 """
 from __future__ import annotations
 
-from collections import defaultdict
+import re
 
-from perfreport.events import CPU_OP, DRIVER, RUNTIME, USER_ANNOTATION, GpuEvent, Op
+import numpy as np
+
+from perfreport.events import GpuEvent, Op
 from perfreport.read import RawTrace
+from perfreport.read.kineto import (C_CPU_OP, C_DRIVER, C_RUNTIME, C_USER_ANNOTATION, CATS,
+                                    NONE, SIDE, Collector)
 from perfreport.tree.trace_tree import TraceTree
 
-_LAUNCH_CATS = (RUNTIME, DRIVER)
+_CAPTURE = re.compile(r"(hip|cuda|cu)StreamBeginCapture")
+
+
+def _np(arr, dtype) -> np.ndarray:
+    return np.frombuffer(arr, dtype=dtype) if len(arr) else np.zeros(0, dtype=dtype)
 
 
 def build_tree(raw: RawTrace) -> TraceTree:
-    col = raw.records
-    ops = col.cpu
-    gpu = col.gpu
-    roots = _nest(ops)
-    _link(ops, gpu, col)
-    ops.sort(key=lambda o: o.ts)
-    gpu.sort(key=lambda g: g.ts)
-    tree = TraceTree(raw.source, raw.meta, ops, gpu, col.gpu_annotations, roots)
+    col: Collector = raw.records
+    c, g = col.c, col.g
+    n, ng = len(c), len(g)
+    ts = _np(c.ts, np.float64)
+    dur = _np(c.dur, np.float64)
+    cat = _np(c.cat, np.int8)
+    launch = (cat == C_RUNTIME) | (cat == C_DRIVER)
+
+    order, parent = _nest(col, ts, dur, cat)
+    lrow = _link(col, ts, cat, launch)
+
+    if ng == 0 or col.keep_python or any(_CAPTURE.match(s) for s in col.names):
+        keep = np.ones(n, dtype=bool)
+    else:
+        keep = np.zeros(n, dtype=bool)
+        keep[lrow[lrow >= 0]] = True
+        keep[cat == C_USER_ANNOTATION] = True
+        front = np.flatnonzero(keep)
+        while front.size:                      # close upwards: all ancestors of kept events
+            p = parent[front]
+            p = p[p >= 0]
+            p = np.unique(p[~keep[p]])
+            keep[p] = True
+            front = p
+    del launch
+
+    rows = np.flatnonzero(keep)
+    rows = rows[np.argsort(ts[rows], kind="stable")]     # uid order: by ts, then reading order
+    uid_of = np.full(n, -1, dtype=np.int64)
+    uid_of[rows] = np.arange(rows.size)
+    ops = _make_ops(col, rows)
+
+    # parents and children, in nesting order (per thread by ts, longer first)
+    roots: list[Op] = []
+    nest_rows = order[keep[order]]
+    pr = parent[nest_rows]
+    pu = np.where(pr >= 0, uid_of[pr], -1)
+    for u, p in zip(uid_of[nest_rows].tolist(), pu.tolist()):
+        o = ops[u]
+        if p < 0:
+            roots.append(o)
+        else:
+            po = ops[p]
+            o.parent = po
+            if po.children is None:
+                po.children = [o]
+            else:
+                po.children.append(o)
+    del nest_rows, order, keep, pr, pu
+
+    gobjs = _make_gpu(col)
+    linked = np.flatnonzero(lrow >= 0)
+    for gr, u, lc in zip(linked.tolist(), uid_of[lrow[linked]].tolist(), cat[lrow[linked]].tolist()):
+        ev = gobjs[gr]
+        lo = ops[u]
+        ev.launcher = lo
+        if lo.kernels is None:
+            lo.kernels = [ev]
+        else:
+            lo.kernels.append(ev)
+        if lc == C_RUNTIME or lc == C_DRIVER:    # the launching op's direct kernels
+            owner = lo.parent
+            if owner is not None:
+                if owner.kernels is None:
+                    owner.kernels = [ev]
+                else:
+                    owner.kernels.append(ev)
+    if ng:
+        gts = _np(g.ts, np.float64)
+        gobjs = [gobjs[i] for i in np.argsort(gts, kind="stable").tolist()]
+
+    tree = TraceTree(raw.source, raw.meta, ops, gobjs, col.gpu_annotations, roots)
     tree.process_names = col.process_names
     tree.process_labels = col.process_labels
     tree.thread_names = col.thread_names
@@ -38,64 +125,153 @@ def build_tree(raw: RawTrace) -> TraceTree:
     return tree
 
 
-def _nest(ops: list[Op]) -> list[Op]:
-    """Nest by time per (pid, tid); a longer event starting at the same ts is the parent."""
-    roots: list[Op] = []
-    by_thread: dict = defaultdict(list)
-    for o in ops:
-        by_thread[(o.pid, o.tid)].append(o)
-    for evs in by_thread.values():
-        evs.sort(key=lambda o: (o.ts, -o.dur))
-        stack: list[Op] = []
-        for o in evs:
-            ts = o.ts
-            while stack and stack[-1].ts + stack[-1].dur <= ts:
-                stack.pop()
-            if stack:
-                p = stack[-1]
-                o.parent = p
-                if p.children is None:
-                    p.children = [o]
-                else:
-                    p.children.append(o)
-            else:
-                roots.append(o)
-            if o.dur > 0 or o.cat != RUNTIME:
-                stack.append(o)
-    return roots
+def _nest(col: Collector, ts, dur, cat):
+    """(nesting order, parent row per row or -1).
+
+    Per (pid, tid), by ts with the longer event first at equal ts; an event's parent is
+    the innermost open event that ends after it starts. Zero-length runtime calls never
+    become parents.
+    """
+    n = ts.size
+    thr = _np(col.c.thr, np.int32)
+    order = np.lexsort((-dur, ts, thr))
+    ends = (ts + dur)[order]
+    push = ((dur > 0) | (cat != C_RUNTIME))[order].view(np.uint8)
+    parent = np.full(n, -1, dtype=np.int64)
+    par = memoryview(parent)
+    stack_rows: list[int] = []
+    stack_ends: list[float] = []
+    cur = -1
+    pop_r, pop_e = stack_rows.pop, stack_ends.pop
+    for r, t, e, th, ok in zip(memoryview(order), memoryview(ts[order]), memoryview(ends),
+                               memoryview(thr[order]), memoryview(push)):
+        if th != cur:
+            stack_rows.clear()
+            stack_ends.clear()
+            cur = th
+        while stack_ends and stack_ends[-1] <= t:
+            pop_r()
+            pop_e()
+        if stack_rows:
+            par[r] = stack_rows[-1]
+        if ok:
+            stack_rows.append(r)
+            stack_ends.append(e)
+    return order, parent
 
 
-def _link(ops: list[Op], gpu: list[GpuEvent], col) -> None:
-    by_corr: dict[int, Op] = {}
-    for o in ops:
-        if o.correlation is not None and o.cat in _LAUNCH_CATS:
-            by_corr[o.correlation] = o
-    by_start = None
-    by_ext = None
-    for g in gpu:
-        launcher = by_corr.get(g.correlation) if g.correlation is not None else None
-        if launcher is None and g.correlation is None and col.flows_end:
-            if by_start is None:
-                by_start = {(o.pid, o.tid, o.ts): o for o in ops if o.cat in _LAUNCH_CATS}
-            fid = col.flows_end.get((g.device, g.stream, g.ts))
-            st = col.flows_start.get(fid) if fid is not None else None
-            launcher = by_start.get(st) if st is not None else None
-        if launcher is None and g.ext_id is not None and g.correlation not in by_corr:
-            if by_ext is None:
-                by_ext = {o.ext_id: o for o in ops
-                          if o.ext_id is not None and o.cat in (CPU_OP, USER_ANNOTATION)}
-            launcher = by_ext.get(g.ext_id)
-        if launcher is None:
-            continue
-        g.launcher = launcher
-        if launcher.kernels is None:
-            launcher.kernels = [g]
-        else:
-            launcher.kernels.append(g)
-        # the launching op's direct kernels
-        owner = launcher.parent if launcher.cat in _LAUNCH_CATS else None
-        if owner is not None:
-            if owner.kernels is None:
-                owner.kernels = [g]
-            else:
-                owner.kernels.append(g)
+def _last_match(keys: np.ndarray, rows: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """For each ``want``: the last (in ``rows`` order) row whose key equals it, or -1."""
+    out = np.full(want.size, -1, dtype=np.int64)
+    if not keys.size or not want.size:
+        return out
+    o = np.argsort(keys, kind="stable")
+    ks, rs = keys[o], rows[o]
+    i = np.searchsorted(ks, want, side="right") - 1
+    ok = i >= 0
+    ok[ok] = ks[i[ok]] == want[ok]
+    out[ok] = rs[i[ok]]
+    return out
+
+
+def _link(col: Collector, ts, cat, launch) -> np.ndarray:
+    """The launching CPU row of each GPU event (-1: unlinked)."""
+    c, g = col.c, col.g
+    ng = len(g)
+    lrow = np.full(ng, -1, dtype=np.int64)
+    if not ng or not ts.size:
+        return lrow
+    cs = _np(c.cs, np.int64)
+    gcorr = _np(g.corr, np.int64)
+    lr = np.flatnonzero(launch & (cs != NONE) & (cs != SIDE))
+    has_corr = (gcorr != NONE) & (gcorr != SIDE)
+    wi = np.flatnonzero(has_corr)
+    lrow[wi] = _last_match(cs[lr], lr, gcorr[wi])
+    corr_known = lrow >= 0       # ``g.correlation in by_corr``
+
+    # 2. ac2g flows, for GPU events without correlation
+    need = np.flatnonzero(~has_corr & (gcorr != SIDE))
+    if need.size and len(col.flow_f):
+        _link_flows(col, ts, launch, need, lrow)
+
+    # 3. External id of a cpu_op / annotation
+    gext = _np(g.ext, np.int64)
+    need = np.flatnonzero((lrow < 0) & (gext != NONE) & (gext != SIDE) & ~corr_known)
+    if need.size:
+        ext = _np(c.ext, np.int64)
+        er = np.flatnonzero(((cat == C_CPU_OP) | (cat == C_USER_ANNOTATION))
+                            & (ext != NONE) & (ext != SIDE))
+        lrow[need] = _last_match(ext[er], er, gext[need])
+    return lrow
+
+
+def _link_flows(col: Collector, ts, launch, need, lrow) -> None:
+    locs = col.locations
+    fe, fs = col.flow_f, col.flow_s
+    flows_end = {(*locs[l], t): i for i, l, t in zip(fe.id, fe.loc, fe.ts)}
+    flows_start = {i: (*locs[l], t) for i, l, t in zip(fs.id, fs.loc, fs.ts)}
+    threads = col.threads
+    c = col.c
+    by_start = {(*threads[c.thr[r]], c.ts[r]): r for r in np.flatnonzero(launch).tolist()}
+    g = col.g
+    for r in need.tolist():
+        dev, stream = col.devstreams[g.ds[r]]
+        fid = flows_end.get((dev, stream, g.ts[r]))
+        st = flows_start.get(fid) if fid is not None else None
+        hit = by_start.get(st) if st is not None else None
+        if hit is not None:
+            lrow[r] = hit
+
+
+def _values(arr: np.ndarray, side: dict, col: str, rows: np.ndarray) -> list:
+    """Column values of ``rows`` as Python objects (None for missing)."""
+    vals = arr[rows]
+    out = vals.tolist()
+    if (vals == NONE).any() or (vals == SIDE).any():
+        for k in np.flatnonzero(vals == NONE).tolist():
+            out[k] = None
+        for k in np.flatnonzero(vals == SIDE).tolist():
+            out[k] = side[(col, int(rows[k]))]
+    return out
+
+
+def _make_ops(col: Collector, rows: np.ndarray) -> list[Op]:
+    c = col.c
+    if not rows.size:
+        return []
+    cat = _np(c.cat, np.int8)[rows]
+    launch = ((cat == C_RUNTIME) | (cat == C_DRIVER)).tolist()
+    names, threads, table = col.names, col.threads, col.args_table
+    table_none = table + [None]                  # args index -1 -> None
+    cats = CATS
+    cs = _values(_np(c.cs, np.int64), c.side, "cs", rows)
+    ext = _values(_np(c.ext, np.int64), c.side, "ext", rows)
+    out = []
+    append = out.append
+    for uid, (nm, ct, th, t, d, a, x, e, la) in enumerate(zip(
+            _np(c.name, np.int32)[rows].tolist(), cat.tolist(), _np(c.thr, np.int32)[rows].tolist(),
+            _np(c.ts, np.float64)[rows].tolist(), _np(c.dur, np.float64)[rows].tolist(),
+            _np(c.args, np.int32)[rows].tolist(), cs, ext, launch)):
+        pid, tid = threads[th]
+        append(Op(uid, names[nm], cats[ct], pid, tid, t, d, table_none[a],
+                  x if la else None, e, None if la else x))
+    return out
+
+
+def _make_gpu(col: Collector) -> list[GpuEvent]:
+    g = col.g
+    ng = len(g)
+    if not ng:
+        return []
+    rows = np.arange(ng)
+    names, ds, cats = col.names, col.devstreams, CATS
+    corr = _values(_np(g.corr, np.int64), g.side, "corr", rows)
+    ext = _values(_np(g.ext, np.int64), g.side, "ext", rows)
+    nb = _values(_np(g.nbytes, np.int64), g.side, "nbytes", rows)
+    out = []
+    append = out.append
+    for uid, (nm, ct, k, t, d, x, e, b) in enumerate(zip(
+            g.name, g.cat, g.ds, g.ts, g.dur, corr, ext, nb)):
+        dev, stream = ds[k]
+        append(GpuEvent(uid, names[nm], cats[ct], dev, stream, t, d, x, e, b))
+    return out

@@ -1,0 +1,74 @@
+"""Backward models for autograd nodes, built from the FORWARD op's recorded arguments.
+
+An autograd node such as ``AddmmBackward0`` records no shapes of its own, but it carries the
+``Sequence number`` of the forward op that created it; the pass
+:mod:`perfreport.passes.backward_link` copies that forward op's name and args into the node's
+``perf_meta["forward"]`` when a backward rule exists for the forward's model. The node then
+takes its whole subtree (all the kernels of its backward) in the unified table.
+
+Rules (per forward family):
+* GEMM, C = A·B (+bias): backward computes dA = dC·Bᵀ and dB = Aᵀ·dC, each 2·B·M·N·K FLOPs
+  -> FLOPs = 4·B·M·N·K (+ B·M·N adds for d(bias) = Σ_M dC when there is a bias).
+  Bytes: dA reads dC and B, writes dA; dB reads A and dC, writes dB
+  -> 2·|C| + 2·|A| + 2·|B| (+ |bias| written), each at its dtype.
+* Attention (SDPA / flash forward): FLOPs = 2.5 x forward (FlashAttention-2, Dao 2023, §3.1:
+  the backward does 5 matmuls of the forward's 2, recomputing S = QKᵀ); bytes: read Q, K, V,
+  O, dO and write dQ, dK, dV -> 2·(|Q| + |K| + |V|) + 2·|O|.
+"""
+from __future__ import annotations
+
+from types import MappingProxyType, SimpleNamespace
+
+from perfreport.errors import ModelError
+from perfreport.models.base import PerfModel
+from perfreport.models.dtypes import bytes_per_element
+from perfreport.models.gemm import Gemm
+from perfreport.models.sdpa import AttentionBwd, AttentionFwd
+
+
+def has_backward_rule(cls) -> bool:
+    if cls is None:
+        return False
+    if issubclass(cls, AttentionBwd):
+        return False
+    return issubclass(cls, (Gemm, AttentionFwd))
+
+
+class BackwardOfForward(PerfModel):
+    kind = "matrix"
+
+    def __init__(self, op):
+        super().__init__(op)
+        from perfreport.models.registry import model_for
+        fwd = op.perf_meta.get("forward")
+        if not fwd:
+            raise ModelError(f"{op.name}: no forward op linked through Sequence number")
+        cls = model_for(fwd["name"])
+        if not has_backward_rule(cls):
+            raise ModelError(f"{op.name}: no backward rule for forward op {fwd['name']}")
+        self.fwd = cls(SimpleNamespace(name=fwd["name"], args=fwd["args"], perf_meta=MappingProxyType({})))
+        self.is_gemm = isinstance(self.fwd, Gemm)
+        self.category = ("GEMM" if self.is_gemm else "SDPA") + "_bwd"
+
+    def params(self) -> dict:
+        return {"forward op": self.op.perf_meta["forward"]["name"], **self.fwd.params()}
+
+    def flops(self) -> float:
+        f = self.fwd
+        if self.is_gemm:
+            fl = 4.0 * f.batch * f.M * f.N * f.K
+            if f.bias is not None:
+                fl += f.batch * f.M * f.N
+            return fl
+        return 2.5 * f.fwd_flops()
+
+    def bytes(self) -> float:
+        f = self.fwd
+        if self.is_gemm:
+            c = f.batch * f.M * f.N * bytes_per_element(f.out_dtype)
+            bias = f.bias.nbytes if f.bias is not None else 0
+            return 2 * c + 2 * f.a.nbytes + 2 * f.b.nbytes + bias
+        return 2 * (f.q.nbytes + f.k.nbytes + f.v.nbytes) + 2 * f.out_bytes()
+
+    def precision(self) -> str:
+        return self.fwd.precision()
