@@ -71,10 +71,10 @@ def test_gqa_ratios(q_heads, kv_heads):
     _check(inp, num_partitions="auto")
 
 
-@pytest.mark.parametrize("parts", [1, 2, 5, 64])
+@pytest.mark.parametrize("parts", [1, 2, 5, 24])
 def test_partitions_agree(parts):
-    """Split-K with many partitions (more than the pages of the short sequences) equals one pass."""
-    inp = build_inputs([300, 17, 129], q_len=3, q_heads=6, kv_heads=2, head_dim=32, v_head_dim=32,
+    """Split-K with up to more partitions than pages (19 for the longest sequence) equals one pass."""
+    inp = build_inputs([300, 17, 129], q_len=3, q_heads=3, kv_heads=1, head_dim=32, v_head_dim=32,
                        page_size=16, seed=3)
     _check(inp, num_partitions=parts)
 
@@ -181,27 +181,38 @@ def test_validation_page_and_5d_width():
 
 
 # ---- ahead-of-time compiles for real targets (triton's own ptxas / AMD backend) -------------
-def _can_compile(backend):
-    try:
-        import triton.backends as tb
-        return backend in tb.backends
-    except Exception:
-        return False
+# Run in a subprocess: this module runs triton in interpreter mode, which cannot compile.
+_AOT = r"""
+import json, re, sys
+import triton.backends as tb
+from perfreport.kernels.paged_attention_host import aot_compile
+res = {}
+if "nvidia" in tb.backends:
+    ptx = aot_compile("sm_90a", kv="bf16", dk=192, dv=128, q_len=4, group=16, page=64).asm["ptx"]
+    res["sm_90a"] = dict(wgmma="wgmma" in ptx, cp_async="cp.async" in ptx)
+if "amd" in tb.backends:
+    asm = aot_compile("gfx942", kv="fp8_fnuz", dk=192, dv=192, q_len=4, group=16, page=64,
+                      layout="5D").asm["amdgcn"]
+    spills = [int(x) for x in re.findall(r"\.vgpr_spill_count:\s*(\d+)", asm)]
+    res["gfx942"] = dict(mfma="mfma" in asm, spills=max(spills or [0]))
+print(json.dumps(res))
+"""
 
 
-@pytest.mark.skipif(not _can_compile("nvidia"), reason="triton without the NVIDIA backend")
-def test_aot_sm90_seed_shape_wgmma_no_spill():
-    from perfreport.kernels.paged_attention_host import aot_compile
-    ck = aot_compile("sm_90a", kv="bf16", dk=192, dv=128, q_len=4, group=16, page=64)
-    ptx = ck.asm["ptx"]
-    assert "wgmma" in ptx and "cp.async" in ptx  # MMAs on tensor cores, 16-byte async loads
-    assert ck.metadata.shared > 0
-
-
-@pytest.mark.skipif(not _can_compile("amd"), reason="triton without the AMD backend")
-def test_aot_gfx942_fp8_5d_mfma():
-    from perfreport.kernels.paged_attention_host import aot_compile
-    ck = aot_compile("gfx942", kv="fp8_fnuz", dk=192, dv=128, q_len=4, group=16, page=64, layout="5D")
-    asm = ck.asm["amdgcn"]
-    assert "mfma" in asm
-    assert ".vgpr_spill_count:     0" in asm or ".vgpr_spill_count: 0" in asm
+def test_aot_compile_sm90_and_gfx942():
+    import json
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                         env.get("PYTHONPATH", "")])
+    r = subprocess.run([sys.executable, "-c", _AOT], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    if not res:
+        pytest.skip("triton has neither the NVIDIA nor the AMD backend")
+    if "sm_90a" in res:  # Hopper: wgmma MMAs and 16-byte cp.async loads at the seed shape
+        assert res["sm_90a"] == dict(wgmma=True, cp_async=True)
+    if "gfx942" in res:  # MI300: MFMA, no VGPR spills with 4 waves
+        assert res["gfx942"] == dict(mfma=True, spills=0)
