@@ -13,7 +13,7 @@ from typing import BinaryIO, Callable, Iterator
 
 from perfreport.errors import BadInput
 
-CHUNK = 8 << 20
+CHUNK = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
 
 

@@ -1,7 +1,7 @@
 """Per-op kernel times: direct (launched by the op's own runtime calls) and subtree."""
 from __future__ import annotations
 
-from perfreport.events import CPU_OP, DRIVER, RUNTIME, USER_ANNOTATION
+from perfreport.events import DRIVER, RUNTIME
 
 LAUNCH = (RUNTIME, DRIVER)
 
@@ -34,11 +34,3 @@ class OpTimes:
                         stack.extend((c, False) for c in o.children)
         self.direct = direct
         self.subtree = subtree
-
-
-def launching_events(tree):
-    """Events that own kernels directly: ops/annotations, and runtime calls outside any op."""
-    for o in tree.ops:
-        if o.kernels and (o.cat in (CPU_OP, USER_ANNOTATION) or
-                          (o.cat in LAUNCH and o.parent is None) or o.cat not in LAUNCH):
-            yield o

@@ -38,13 +38,16 @@ def print_summary(sheets, console: Console, *, top: int = 15, header: str = "") 
         console.print(sheet_table(tl))
     us = by.get("unified_perf_summary")
     if us is not None and not us.df.empty:
-        cols = ["name", "category", "count", "time sum (µs)", "percent (%)", "TFLOP/s mean",
-                "TB/s mean", "bound", "roofline mean (%)"]
+        cols = ["name", "input dims", "category", "count", "time sum (µs)", "percent (%)",
+                "TFLOP/s mean", "TB/s mean", "bound", "roofline mean (%)"]
         console.print(sheet_table(us, top, cols))
     else:
         ops = by.get("ops_summary")
         if ops is not None:
             console.print(sheet_table(ops, top))
+    seen = set()
     for s in sheets:
         for n in s.notes:
-            console.print(f"[dim]{s.name}: {n}[/dim]")
+            if n not in seen:
+                seen.add(n)
+                console.print(f"[dim]{n}[/dim]", highlight=False)
