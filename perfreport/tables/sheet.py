@@ -48,6 +48,6 @@ def fmt_dims(dims) -> str:
 
 def fmt_list(values) -> str:
     """Readable flat list of strings: dtypes or concrete inputs."""
-    if values is None:
+    if values is None or all(v in (None, "") for v in values):
         return ""
     return ", ".join("" if v is None else str(v) for v in values)
