@@ -6,10 +6,12 @@ The AOT tests compile the same kernels for sm_90a and gfx942 with the installed 
 """
 import os
 
-os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported anywhere
+import pytest
+import torch
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
+if torch.cuda.is_available():  # GPU machines run tests/test_pa_gpu.py (compiled kernels) instead
+    pytest.skip("CPU interpreter tests; a GPU is present", allow_module_level=True)
+os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported anywhere (torch does not import it)
 
 from perfreport.kernels.paged_attention_host import (make_workspace,  # noqa: E402
                                                       paged_attention_decode)
@@ -109,6 +111,28 @@ def test_caller_workspace_and_out_are_reused():
     r2 = _run(inp, workspace=ws, out=out)
     assert r2.data_ptr() == out.data_ptr() and torch.equal(r1, r2)
     torch.testing.assert_close(r1.float(), _ref(inp), atol=3e-2, rtol=1e-2)
+
+
+def test_cache_over_2_pow_31_elements_uses_64_bit_offsets():
+    """Blocks past 2^31 elements (a 4 GiB bf16 K cache, left untouched except the used pages).
+    With int32 offsets the interpreter reads wrapped addresses (it crashed when tried)."""
+    page, dk, dv = 16, 32, 16
+    nb = (2 ** 31) // (page * dk) + 8
+    try:
+        k = torch.empty(nb, page, 1, dk, dtype=torch.bfloat16)
+        v = torch.empty(nb, page, 1, dv, dtype=torch.bfloat16)
+    except RuntimeError:
+        pytest.skip("cannot reserve 6 GiB of (untouched) address space here")
+    used = torch.arange(nb - 6, nb, dtype=torch.int32)
+    k[used.long()] = torch.randn(6, page, 1, dk).to(torch.bfloat16)
+    v[used.long()] = torch.randn(6, page, 1, dv).to(torch.bfloat16)
+    bt = used.reshape(2, 3).contiguous()
+    ctx = torch.tensor([40, 33], dtype=torch.int32)
+    q = torch.randn(4, 4, dk).to(torch.bfloat16)
+    kw = dict(scale=dk ** -0.5, q_len=2)
+    out = paged_attention_decode(q, k, v, bt, ctx, num_partitions=2, **kw)
+    ref = paged_attention_ref(q, k, v, bt, ctx, out_dtype=None, **kw)
+    torch.testing.assert_close(out.float(), ref, atol=3e-2, rtol=1e-2)
 
 
 # ---- validation -----------------------------------------------------------------------------

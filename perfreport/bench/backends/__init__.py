@@ -1,0 +1,56 @@
+"""bench-pa backends: one module per implementation, loaded by name.
+
+Each module exposes ``PACKAGE`` (what to install to enable it) and
+``prepare(inputs, case, opts) -> Prepared``. ``prepare`` converts our caches to the backend's
+layout ONCE (outside the timed region), allocates the output and any workspace, and returns a
+closure that performs exactly one launch; it raises :class:`Skip` with a one-line reason when the
+package is missing or the case is outside what the backend supports.
+
+``opts`` keys: ``partitions`` ("auto" or int), ``on_gpu`` (bool).
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable
+
+NAMES = ("triton", "torch", "aiter", "flydsl", "vllm", "flashinfer")
+
+
+class Skip(Exception):
+    """The backend cannot run this case here; the message says why (and what to install)."""
+
+
+@dataclass
+class Prepared:
+    run: Callable[[], Any]     # one launch; writes ``out``
+    out: Any                   # output tensor [S*q_len, H_Q, Dv]
+    partitions: str = ""       # split-K partitions used, when the backend has the notion
+    note: str = ""
+
+
+def load(name: str):
+    """The backend module for ``name`` (see :data:`NAMES`)."""
+    if name not in NAMES:
+        raise ValueError(f"unknown backend {name!r} (choose from {', '.join(NAMES)})")
+    return importlib.import_module(f"perfreport.bench.backends.{name}_backend")
+
+
+def require(module: str, package: str):
+    """Import ``module`` or raise Skip naming the package that provides it."""
+    try:
+        return importlib.import_module(module)
+    except Exception as exc:  # ImportError, or a broken install raising anything
+        why = str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__
+        raise Skip(f"install the '{package}' package to enable it ({why})") from None
+
+
+def nhd_caches(inputs):
+    """Our caches in NHD (converted once when the case is 5D)."""
+    from perfreport.kernels.paged_cache import fived_to_nhd
+    if inputs.layout == "5D":
+        return fived_to_nhd(inputs.key_cache, inputs.value_cache)
+    return inputs.key_cache, inputs.value_cache
+
+
+__all__ = ["NAMES", "Prepared", "Skip", "load", "nhd_caches", "require"]

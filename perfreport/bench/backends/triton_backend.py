@@ -1,0 +1,40 @@
+"""``triton``: our kernel (perfreport.kernels.paged_attention), NHD or 5D caches as given.
+
+On a machine without a GPU it runs through the Triton interpreter; bench-pa sets
+TRITON_INTERPRET=1 before triton is first imported in that case.
+"""
+from __future__ import annotations
+
+import os
+
+import torch
+
+from perfreport.bench.backends import Prepared, Skip, require
+
+PACKAGE = "triton"
+
+
+def prepare(inputs, case, opts) -> Prepared:
+    require("triton", PACKAGE)
+    if not opts.get("on_gpu") and os.environ.get("TRITON_INTERPRET") != "1":
+        raise Skip("no GPU and TRITON_INTERPRET is not 1")
+    from perfreport.kernels.paged_attention_host import (auto_partitions, make_workspace,
+                                                         paged_attention_decode)
+    dev = inputs.query.device
+    s, hq, hkv = case.batch, case.q_heads, case.kv_heads
+    parts = opts.get("partitions", "auto")
+    if parts == "auto":
+        parts = auto_partitions(s, hkv, case.pages_per_seq, case.page, dev)
+    out = torch.empty(s * case.q_len, hq, case.v_head_dim, dtype=torch.bfloat16, device=dev)
+    ws = None
+    if parts > 1:  # caller-owned workspace: the launch allocates nothing (graph-capturable)
+        ws = make_workspace(s, hkv, case.q_len * (hq // hkv), case.v_head_dim, parts, dev)
+
+    def run():
+        return paged_attention_decode(inputs.query, inputs.key_cache, inputs.value_cache,
+                                      inputs.block_tables, inputs.context_lens, scale=inputs.scale,
+                                      k_scale=inputs.k_scale, v_scale=inputs.v_scale, q_len=case.q_len,
+                                      layout=case.layout, num_partitions=parts, workspace=ws, out=out,
+                                      max_context=case.context, fp8_dtype=inputs.fp8_dtype)
+
+    return Prepared(run=run, out=out, partitions=str(parts))
