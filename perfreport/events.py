@@ -6,6 +6,13 @@ arguments share one dict (volatile ids such as ``External id`` and ``Ev Idx`` ar
 slots instead), so a trace with millions of ops holds only its distinct argument sets.
 Treat ``Op.args`` as read-only.
 
+Records made by :func:`perfreport.tree.build_tree` keep their scalar fields (``ts``, ``dur``,
+``pid``, ``tid``, ``correlation``, ``ext_id``, ``seq``; for GPU events ``ts``, ``dur``,
+``correlation``, ``ext_id``, ``nbytes``) in shared typed columns (a :class:`Columns`, indexed
+by ``uid``) instead of one Python float/int object each: an ``Op`` costs about 100 bytes plus
+its lists, a ``GpuEvent`` about 90. The attributes read the same either way; records made
+with the constructor (tests, graph-capture clones) hold their own values.
+
 ``perf_meta`` is separate from ``args``: it is written only by passes (see
 ``perfreport.passes``), never by the reader.
 """
@@ -33,6 +40,52 @@ MEMSET = "gpu_memset"
 GPU_ANNOTATION = "gpu_user_annotation"
 
 
+NONE = -(1 << 63)    # int64 column sentinel: no value
+SIDE = NONE + 1      # int64 column sentinel: the value is in ``Columns.side[(field, index)]``
+
+
+class Columns:
+    """Typed columns shared by the records of one tree (``array.array`` / numpy, by uid).
+
+    Float fields (``ts``, ``dur``) are float64; int fields are int64 with :data:`NONE` for
+    None and :data:`SIDE` for values kept in ``side``; ``thr`` codes into ``threads``
+    [(pid, tid)].
+    """
+
+    def __init__(self, **cols) -> None:
+        self.side: dict = {}
+        self.threads: list = []
+        self.__dict__.update(cols)
+
+    def get(self, field: str, i: int):
+        v = getattr(self, field)[i]
+        if v == NONE:
+            return None
+        if v == SIDE:
+            return self.side[(field, i)]
+        return v
+
+
+def _int_prop(field: str, pos: int):
+    def get(self):
+        s = self._src
+        if s.__class__ is tuple:
+            return s[pos]
+        v = getattr(s, field)[self.uid]
+        if v == NONE:
+            return None
+        if v == SIDE:
+            return s.side[(field, self.uid)]
+        return v
+
+    def set(self, value):
+        self._own()
+        t = list(self._src)
+        t[pos] = value
+        self._src = tuple(t)
+    return property(get, set)
+
+
 class Op:
     """A CPU-side event: ``cpu_op``, ``user_annotation``, runtime/driver call (or python frame).
 
@@ -42,8 +95,7 @@ class Op:
     ("direct kernels").
     """
 
-    __slots__ = ("uid", "name", "cat", "pid", "tid", "ts", "dur", "correlation", "ext_id",
-                 "seq", "parent", "children", "kernels", "_args", "_meta")
+    __slots__ = ("uid", "name", "cat", "parent", "children", "kernels", "_args", "_meta", "_src")
 
     def __init__(self, uid: int, name: str, cat: str, pid, tid, ts: float, dur: float,
                  args: dict | bytes | None = None, correlation: int | None = None,
@@ -51,13 +103,9 @@ class Op:
         self.uid = uid
         self.name = name
         self.cat = cat
-        self.pid = pid
-        self.tid = tid
-        self.ts = ts
-        self.dur = dur
-        self.correlation = correlation
-        self.ext_id = ext_id
-        self.seq = seq          # autograd "Sequence number" (links backward to forward)
+        # (ts, dur, pid, tid, correlation, ext_id, seq); ``seq`` is the autograd
+        # "Sequence number" (links backward to forward)
+        self._src = (ts, dur, pid, tid, correlation, ext_id, seq)
         self.parent: Op | None = None
         self.children: list[Op] | None = None
         self.kernels: list[GpuEvent] | None = None
@@ -66,9 +114,64 @@ class Op:
         self._args = args
         self._meta: dict | None = None
 
+    @classmethod
+    def _from_columns(cls, uid: int, name: str, cat: str, cols: Columns, args) -> "Op":
+        """A record whose scalar fields live in ``cols`` at index ``uid`` (used by the tree)."""
+        o = cls.__new__(cls)
+        o.uid = uid
+        o.name = name
+        o.cat = cat
+        o._src = cols
+        o.parent = o.children = o.kernels = o._meta = None
+        o._args = args
+        return o
+
+    def _own(self) -> None:
+        s = self._src
+        if s.__class__ is not tuple:
+            self._src = (self.ts, self.dur, self.pid, self.tid, self.correlation, self.ext_id,
+                         self.seq)
+
+    @property
+    def ts(self) -> float:
+        s = self._src
+        return s[0] if s.__class__ is tuple else s.ts[self.uid]
+
+    @ts.setter
+    def ts(self, v: float) -> None:
+        self._own()
+        self._src = (v,) + self._src[1:]
+
+    @property
+    def dur(self) -> float:
+        s = self._src
+        return s[1] if s.__class__ is tuple else s.dur[self.uid]
+
+    @dur.setter
+    def dur(self, v: float) -> None:
+        self._own()
+        self._src = self._src[:1] + (v,) + self._src[2:]
+
     @property
     def end(self) -> float:
-        return self.ts + self.dur
+        s = self._src
+        if s.__class__ is tuple:
+            return s[0] + s[1]
+        return s.ts[self.uid] + s.dur[self.uid]
+
+    @property
+    def pid(self):
+        s = self._src
+        return s[2] if s.__class__ is tuple else s.threads[s.thr[self.uid]][0]
+
+    @property
+    def tid(self):
+        s = self._src
+        return s[3] if s.__class__ is tuple else s.threads[s.thr[self.uid]][1]
+
+    correlation = _int_prop("corr", 4)
+    ext_id = _int_prop("ext", 5)
+    seq = _int_prop("seq", 6)
 
     @property
     def args(self) -> dict:
@@ -118,8 +221,7 @@ class Op:
 class GpuEvent:
     """A GPU-side event: kernel, memcpy, memset (or a gpu_user_annotation range)."""
 
-    __slots__ = ("uid", "name", "cat", "device", "stream", "ts", "dur", "correlation",
-                 "ext_id", "nbytes", "launcher")
+    __slots__ = ("uid", "name", "cat", "device", "stream", "launcher", "_src")
 
     def __init__(self, uid: int, name: str, cat: str, device, stream, ts: float, dur: float,
                  correlation: int | None, ext_id: int | None = None, nbytes: int | None = None):
@@ -128,16 +230,57 @@ class GpuEvent:
         self.cat = cat
         self.device = device
         self.stream = stream
-        self.ts = ts
-        self.dur = dur
-        self.correlation = correlation
-        self.ext_id = ext_id
-        self.nbytes = nbytes
+        self._src = (ts, dur, None, None, correlation, ext_id, nbytes)
         self.launcher: Op | None = None   # the runtime call (or op) that launched it
+
+    @classmethod
+    def _from_columns(cls, uid: int, name: str, cat: str, device, stream,
+                      cols: Columns) -> "GpuEvent":
+        g = cls.__new__(cls)
+        g.uid = uid
+        g.name = name
+        g.cat = cat
+        g.device = device
+        g.stream = stream
+        g._src = cols
+        g.launcher = None
+        return g
+
+    def _own(self) -> None:
+        s = self._src
+        if s.__class__ is not tuple:
+            self._src = (self.ts, self.dur, None, None, self.correlation, self.ext_id, self.nbytes)
+
+    @property
+    def ts(self) -> float:
+        s = self._src
+        return s[0] if s.__class__ is tuple else s.ts[self.uid]
+
+    @ts.setter
+    def ts(self, v: float) -> None:
+        self._own()
+        self._src = (v,) + self._src[1:]
+
+    @property
+    def dur(self) -> float:
+        s = self._src
+        return s[1] if s.__class__ is tuple else s.dur[self.uid]
+
+    @dur.setter
+    def dur(self, v: float) -> None:
+        self._own()
+        self._src = self._src[:1] + (v,) + self._src[2:]
 
     @property
     def end(self) -> float:
-        return self.ts + self.dur
+        s = self._src
+        if s.__class__ is tuple:
+            return s[0] + s[1]
+        return s.ts[self.uid] + s.dur[self.uid]
+
+    correlation = _int_prop("corr", 4)
+    ext_id = _int_prop("ext", 5)
+    nbytes = _int_prop("nbytes", 6)
 
     @property
     def op(self) -> Op | None:

@@ -16,6 +16,11 @@ from perfreport.read.splitter import Split, iter_batches
 
 @dataclass
 class RawTrace:
+    """What the reader hands to :func:`perfreport.tree.build_tree`.
+
+    ``records`` is a :class:`~perfreport.read.kineto.Collector`: typed columns, not one object
+    per event. ``build_tree`` consumes it (frees its CPU columns), so build one tree per read.
+    """
     source: str
     meta: dict
     records: Collector

@@ -5,8 +5,8 @@ decoded: ``python_function`` (unless asked for), memory instants, ``Trace`` span
 
 Kept events are *not* turned into one Python object each. :class:`Collector` appends them
 to typed columns (``array.array``: ``ts``/``dur`` as float64, names/categories/threads as
-small integer codes into tables, ids as int64, interned ``args`` as an index), about 45
-bytes per CPU event and 45 per GPU event. :func:`perfreport.tree.build_tree` nests and links
+small integer codes into tables, ids as int64, interned ``args`` as an index): 45 bytes
+per CPU event, 49 per GPU event. :func:`perfreport.tree.build_tree` nests and links
 on these columns and materializes :class:`~perfreport.events.Op` /
 :class:`~perfreport.events.GpuEvent` records only for what the report needs.
 """
@@ -17,14 +17,12 @@ from array import array
 import msgspec
 
 from perfreport.errors import BadInput
-from perfreport.events import (CPU_OP, DRIVER, GPU_ANNOTATION, KERNEL, MEMCPY, MEMSET, PYTHON,
-                               RUNTIME, USER_ANNOTATION, GpuEvent, Op)
+from perfreport.events import (CPU_OP, DRIVER, GPU_ANNOTATION, KERNEL, MEMCPY, MEMSET, NONE,
+                               PYTHON, RUNTIME, SIDE, USER_ANNOTATION, GpuEvent, Op)
 
 Id = int | str
 
-# int64 sentinels: no value / a value that is not an int (kept in a side dict by row)
-NONE = -(1 << 63)
-SIDE = NONE + 1
+# int64 sentinels (NONE: no value; SIDE: a value that is not an int64, kept in a side dict)
 _LO, _HI = NONE + 2, (1 << 63) - 1
 
 
@@ -188,6 +186,7 @@ class Collector:
         self.process_labels: dict = {}
         self.thread_names: dict = {}
         self.n_events = 0
+        self.consumed = False                      # set by build_tree (CPU columns freed)
         self._name_code: dict[str, int] = {}
         self._thr_code: dict[tuple, int] = {}
         self._ds_code: dict[tuple, int] = {}
@@ -198,6 +197,16 @@ class Collector:
         cats = dict(_CAT_CODE)
         self._cpu_cats = {k: v for k, v in cats.items() if k in CPU_CATS or (keep_python and k == PYTHON)}
         self._gpu_cats = {k: v for k, v in cats.items() if k in GPU_CATS}
+
+    def release_cpu(self) -> None:
+        """Free the CPU columns and flows (``build_tree`` calls this once it made its records)."""
+        self.c = CpuColumns()
+        self.flow_s = Flows()
+        self.flow_f = Flows()
+        self._args_fast = {}
+        self._args_canon = {}
+        self._thr_code = {}
+        self.consumed = True
 
     # -- sizes / inspection ---------------------------------------------------------------
     @property
@@ -301,8 +310,16 @@ class Collector:
                                     self._bad(ev, f"has malformed args ({exc})")
                                 corr, ext = a.correlation, a.ext
                             c_args(-1)
-                            self._put(c, "ext", row, ext, c_ext)
-                            self._put(c, "cs", row, corr, c_cs)
+                            try:           # typed: int or None
+                                c_ext(NONE if ext is None else ext)
+                            except OverflowError:
+                                c_ext(SIDE)
+                                c.side[("ext", row)] = ext
+                            try:
+                                c_cs(NONE if corr is None else corr)
+                            except OverflowError:
+                                c_cs(SIDE)
+                                c.side[("cs", row)] = corr
                         else:
                             self.n_events = n
                             ai, ext, seq = intern(ev)
@@ -374,9 +391,16 @@ class Collector:
         g.name.append(nc)
         g.cat.append(code)
         g.ds.append(self._code(self._ds_code, self.devstreams, (dev, stream)))
-        self._put(g, "corr", row, a.correlation, g.corr.append)
-        self._put(g, "ext", row, a.ext, g.ext.append)
-        self._put(g, "nbytes", row, a.nbytes, g.nbytes.append)
+        corr, ext, nb = a.correlation, a.ext, a.nbytes
+        try:               # typed: int or None
+            g.corr.append(NONE if corr is None else corr)
+            g.ext.append(NONE if ext is None else ext)
+            g.nbytes.append(NONE if nb is None else nb)
+        except OverflowError:   # an id beyond int64: rare, take the exact path
+            del g.corr[row:], g.ext[row:], g.nbytes[row:]
+            self._put(g, "corr", row, corr, g.corr.append)
+            self._put(g, "ext", row, ext, g.ext.append)
+            self._put(g, "nbytes", row, nb, g.nbytes.append)
 
     def _flow(self, f: Flows, ev: Ev) -> None:
         fid = ev.id

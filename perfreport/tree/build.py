@@ -28,17 +28,39 @@ kernel-less launch calls are the graph nodes). ``tree.n_events`` still counts ev
 """
 from __future__ import annotations
 
+import gc
 import re
+from array import array
 
 import numpy as np
 
-from perfreport.events import GpuEvent, Op
+from perfreport.events import NONE, SIDE, Columns, GpuEvent, Op
 from perfreport.read import RawTrace
 from perfreport.read.kineto import (C_CPU_OP, C_DRIVER, C_RUNTIME, C_USER_ANNOTATION, CATS,
-                                    NONE, SIDE, Collector)
+                                    Collector)
 from perfreport.tree.trace_tree import TraceTree
 
 _CAPTURE = re.compile(r"(hip|cuda|cu)StreamBeginCapture")
+
+
+def _trim() -> None:
+    """Hand freed heap pages back to the OS (glibc only; a no-op elsewhere).
+
+    The column buffers live on the C heap while the records live in Python's own arenas,
+    so without this the freed columns would stay in the process's RSS next to the tree.
+    """
+    global _malloc_trim
+    if _malloc_trim is None:
+        try:
+            import ctypes
+            _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim = None
 
 
 def _np(arr, dtype) -> np.ndarray:
@@ -46,7 +68,19 @@ def _np(arr, dtype) -> np.ndarray:
 
 
 def build_tree(raw: RawTrace) -> TraceTree:
+    gc_was = gc.isenabled()
+    gc.disable()   # hundreds of thousands of new records: the cyclic GC only costs time here
+    try:
+        return _build(raw)
+    finally:
+        if gc_was:
+            gc.enable()
+
+
+def _build(raw: RawTrace) -> TraceTree:
     col: Collector = raw.records
+    if col.consumed:
+        raise ValueError("build_tree: this RawTrace was already consumed by an earlier build_tree")
     c, g = col.c, col.g
     n, ng = len(c), len(g)
     ts = _np(c.ts, np.float64)
@@ -77,13 +111,21 @@ def build_tree(raw: RawTrace) -> TraceTree:
     uid_of = np.full(n, -1, dtype=np.int64)
     uid_of[rows] = np.arange(rows.size)
     ops = _make_ops(col, rows)
+    linked = np.flatnonzero(lrow >= 0)
+    l_uid = uid_of[lrow[linked]]
+    l_cat = cat[lrow[linked]]
+    # the CPU columns are not needed any more: free them before the lists are made
+    del ts, dur, cat, c, rows
+    col.release_cpu()
+    _trim()
 
     # parents and children, in nesting order (per thread by ts, longer first)
     roots: list[Op] = []
     nest_rows = order[keep[order]]
     pr = parent[nest_rows]
     pu = np.where(pr >= 0, uid_of[pr], -1)
-    for u, p in zip(uid_of[nest_rows].tolist(), pu.tolist()):
+    # (memoryview iteration: one transient int at a time, no big lists between the records)
+    for u, p in zip(memoryview(uid_of[nest_rows]), memoryview(pu)):
         o = ops[u]
         if p < 0:
             roots.append(o)
@@ -96,9 +138,9 @@ def build_tree(raw: RawTrace) -> TraceTree:
                 po.children.append(o)
     del nest_rows, order, keep, pr, pu
 
+    del uid_of
     gobjs = _make_gpu(col)
-    linked = np.flatnonzero(lrow >= 0)
-    for gr, u, lc in zip(linked.tolist(), uid_of[lrow[linked]].tolist(), cat[lrow[linked]].tolist()):
+    for gr, u, lc in zip(memoryview(linked), memoryview(l_uid), memoryview(l_cat)):
         ev = gobjs[gr]
         lo = ops[u]
         ev.launcher = lo
@@ -115,8 +157,10 @@ def build_tree(raw: RawTrace) -> TraceTree:
                     owner.kernels.append(ev)
     if ng:
         gts = _np(g.ts, np.float64)
-        gobjs = [gobjs[i] for i in np.argsort(gts, kind="stable").tolist()]
+        gobjs = [gobjs[i] for i in memoryview(np.argsort(gts, kind="stable"))]
 
+    del parent, lrow, linked, l_uid, l_cat
+    _trim()
     tree = TraceTree(raw.source, raw.meta, ops, gobjs, col.gpu_annotations, roots)
     tree.process_names = col.process_names
     tree.process_labels = col.process_labels
@@ -187,6 +231,14 @@ def _link(col: Collector, ts, cat, launch) -> np.ndarray:
     has_corr = (gcorr != NONE) & (gcorr != SIDE)
     wi = np.flatnonzero(has_corr)
     lrow[wi] = _last_match(cs[lr], lr, gcorr[wi])
+    side = np.flatnonzero(gcorr == SIDE)       # ids beyond int64 (kept as Python ints)
+    if side.size:
+        big = {}
+        for (f, r), v in sorted(c.side.items(), key=lambda kv: kv[0][1]):
+            if f == "cs" and launch[r]:
+                big[v] = r
+        for r in side.tolist():
+            lrow[r] = big.get(g.side[("corr", r)], -1)
     corr_known = lrow >= 0       # ``g.correlation in by_corr``
 
     # 2. ac2g flows, for GPU events without correlation
@@ -223,55 +275,54 @@ def _link_flows(col: Collector, ts, launch, need, lrow) -> None:
             lrow[r] = hit
 
 
-def _values(arr: np.ndarray, side: dict, col: str, rows: np.ndarray) -> list:
-    """Column values of ``rows`` as Python objects (None for missing)."""
-    vals = arr[rows]
-    out = vals.tolist()
-    if (vals == NONE).any() or (vals == SIDE).any():
-        for k in np.flatnonzero(vals == NONE).tolist():
-            out[k] = None
-        for k in np.flatnonzero(vals == SIDE).tolist():
-            out[k] = side[(col, int(rows[k]))]
+def _arr(typecode: str, a: np.ndarray) -> array:
+    out = array(typecode)
+    out.frombytes(np.ascontiguousarray(a).tobytes())
     return out
 
 
 def _make_ops(col: Collector, rows: np.ndarray) -> list[Op]:
+    """Records for ``rows`` (uid = position); their scalars go to one shared Columns."""
     c = col.c
     if not rows.size:
         return []
     cat = _np(c.cat, np.int8)[rows]
-    launch = ((cat == C_RUNTIME) | (cat == C_DRIVER)).tolist()
-    names, threads, table = col.names, col.threads, col.args_table
-    table_none = table + [None]                  # args index -1 -> None
-    cats = CATS
-    cs = _values(_np(c.cs, np.int64), c.side, "cs", rows)
-    ext = _values(_np(c.ext, np.int64), c.side, "ext", rows)
-    out = []
-    append = out.append
-    for uid, (nm, ct, th, t, d, a, x, e, la) in enumerate(zip(
-            _np(c.name, np.int32)[rows].tolist(), cat.tolist(), _np(c.thr, np.int32)[rows].tolist(),
-            _np(c.ts, np.float64)[rows].tolist(), _np(c.dur, np.float64)[rows].tolist(),
-            _np(c.args, np.int32)[rows].tolist(), cs, ext, launch)):
-        pid, tid = threads[th]
-        append(Op(uid, names[nm], cats[ct], pid, tid, t, d, table_none[a],
-                  x if la else None, e, None if la else x))
-    return out
+    launch = (cat == C_RUNTIME) | (cat == C_DRIVER)
+    cs = _np(c.cs, np.int64)[rows]
+    cols = Columns(ts=_arr("d", _np(c.ts, np.float64)[rows]),
+                   dur=_arr("d", _np(c.dur, np.float64)[rows]),
+                   thr=_arr("i", _np(c.thr, np.int32)[rows]),
+                   corr=_arr("q", np.where(launch, cs, NONE)),
+                   seq=_arr("q", np.where(launch, NONE, cs)),
+                   ext=_arr("q", _np(c.ext, np.int64)[rows]))
+    cols.threads = col.threads
+    if c.side:
+        uid_of = {r: u for u, r in enumerate(rows.tolist())}
+        for (f, r), v in c.side.items():
+            u = uid_of.get(r)
+            if u is not None:
+                if f == "cs":
+                    f = "corr" if launch[u] else "seq"
+                cols.side[(f, u)] = v
+    names, table, cats = col.names, col.args_table + [None], CATS   # args index -1 -> None
+    new = Op._from_columns
+    return [new(u, names[nm], cats[ct], cols, table[a]) for u, (nm, ct, a) in enumerate(zip(
+        memoryview(_np(c.name, np.int32)[rows]), memoryview(cat),
+        memoryview(_np(c.args, np.int32)[rows])))]
 
 
 def _make_gpu(col: Collector) -> list[GpuEvent]:
+    """Records for every GPU event (uid = reading row); scalars stay in the reader's columns."""
     g = col.g
-    ng = len(g)
-    if not ng:
+    if not len(g):
         return []
-    rows = np.arange(ng)
+    cols = Columns(ts=g.ts, dur=g.dur, corr=g.corr, ext=g.ext, nbytes=g.nbytes)
+    cols.side = g.side
     names, ds, cats = col.names, col.devstreams, CATS
-    corr = _values(_np(g.corr, np.int64), g.side, "corr", rows)
-    ext = _values(_np(g.ext, np.int64), g.side, "ext", rows)
-    nb = _values(_np(g.nbytes, np.int64), g.side, "nbytes", rows)
+    new = GpuEvent._from_columns
     out = []
     append = out.append
-    for uid, (nm, ct, k, t, d, x, e, b) in enumerate(zip(
-            g.name, g.cat, g.ds, g.ts, g.dur, corr, ext, nb)):
+    for uid, (nm, ct, k) in enumerate(zip(g.name, g.cat, g.ds)):
         dev, stream = ds[k]
-        append(GpuEvent(uid, names[nm], cats[ct], dev, stream, t, d, x, e, b))
+        append(new(uid, names[nm], cats[ct], dev, stream, cols))
     return out

@@ -12,7 +12,11 @@ class TraceTree:
 
     * ``meta``  : top-level trace metadata (``deviceProperties``, ``distributedInfo``, ...)
     * ``source``: the input's name as given by the user (for messages)
-    * ``ops``   : every CPU-side event (cpu_op, user_annotation, runtime/driver calls), by ts
+    * ``ops``   : the CPU-side events (cpu_op, user_annotation, runtime/driver calls) the report
+      needs, by ts, with uids 0..len-1 (the index, until graph-capture ops are merged). With GPU events: launching runtime calls,
+      events with GPU work in their subtree and their ancestors, all user_annotations; without
+      GPU events (or for graph-capture traces): every CPU event. See :mod:`perfreport.tree.build`.
+    * ``n_events``: every event of the trace, kept or not
     * ``gpu``   : every GPU event (kernel, memcpy, memset), by ts
     * ``gpu_annotations``: ``gpu_user_annotation`` ranges (not counted as GPU work)
     * ``roots`` : top-level CPU events per (pid, tid)
@@ -29,6 +33,11 @@ class TraceTree:
         self.roots = roots
         self._by_name: dict[str, list[Op]] | None = None
         self.warnings: list[str] = []
+        self.process_names: dict = {}
+        self.process_labels: dict = {}
+        self.thread_names: dict = {}
+        self.n_events = 0
+        self.graph_capture_summary: str | None = None
 
     @property
     def unlinked(self) -> list[GpuEvent]:
