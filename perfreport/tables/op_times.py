@@ -1,6 +1,8 @@
 """Per-op kernel times: direct (launched by the op's own runtime calls) and subtree."""
 from __future__ import annotations
 
+import numpy as np
+
 from perfreport.events import DRIVER, RUNTIME
 
 LAUNCH = (RUNTIME, DRIVER)
@@ -11,8 +13,8 @@ class OpTimes:
 
     def __init__(self, tree):
         n = len(tree.ops)
-        direct = [0.0] * n
-        subtree = [0.0] * n
+        direct = np.zeros(n)
+        subtree = np.zeros(n)
         for o in tree.ops:
             if o.kernels:
                 direct[o.uid] = sum(k.dur for k in o.kernels)

@@ -90,20 +90,34 @@ def kernel_text(kernels) -> str:
     return "; ".join(f"{k.name} ({k.dur:.3f} µs)" for k in kernels)
 
 
-def kernels_summary_text(kernel_lists) -> str:
-    """Kernels across instances of a group: ``name [stream s] x count, mean µs``."""
-    acc: dict = {}
-    order = []
-    for ks in kernel_lists:
-        for k in ks:
+class KernelAcc:
+    """Kernels across the instances of a group, as ``name [stream s] x count, mean µs``."""
+
+    __slots__ = ("acc",)
+
+    def __init__(self):
+        self.acc: dict = {}
+
+    def add(self, kernels) -> None:
+        acc = self.acc
+        for k in kernels:
             key = (k.name, k.stream)
-            if key not in acc:
-                acc[key] = [0, 0.0]
-                order.append(key)
-            acc[key][0] += 1
-            acc[key][1] += k.dur
-    return "; ".join(f"{n} [stream {s}] x{acc[(n, s)][0]}, mean {acc[(n, s)][1] / acc[(n, s)][0]:.3f} µs"
-                     for n, s in order)
+            a = acc.get(key)
+            if a is None:
+                acc[key] = [1, k.dur]
+            else:
+                a[0] += 1
+                a[1] += k.dur
+
+    def text(self) -> str:
+        return "; ".join(f"{n} [stream {s}] x{c}, mean {t / c:.3f} µs" for (n, s), (c, t) in self.acc.items())
+
+
+def kernels_summary_text(kernel_lists) -> str:
+    acc = KernelAcc()
+    for ks in kernel_lists:
+        acc.add(ks)
+    return acc.text()
 
 
 def ops_unique_args(tree, times: OpTimes) -> Sheet:

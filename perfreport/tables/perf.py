@@ -16,15 +16,13 @@ Traces without GPU events use the ops' CPU durations as the time (labelled in th
 """
 from __future__ import annotations
 
-from collections import defaultdict
-
 import numpy as np
 import pandas as pd
 
 from perfreport.errors import ModelError
 from perfreport.events import CPU_OP, DRIVER, RUNTIME
 from perfreport.models.registry import model_for_op
-from perfreport.tables.ops import category, kernels_summary_text
+from perfreport.tables.ops import KernelAcc, category
 from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list
 
 LAUNCH = (RUNTIME, DRIVER)
@@ -89,7 +87,7 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
     from perfreport.specs import roofline
     has_gpu = bool(tree.gpu)
     cache: dict = {}
-    groups: dict = defaultdict(list)
+    groups: dict = {}
     for op, name, ks, cls in collect_units(tree):
         ev = None
         if cls is not None:
@@ -100,13 +98,15 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
             gkey = (name, id(op.args), repr(ev.params), ev.reason)
         else:
             gkey = (name, id(op.args) if op is not None else 0, None, None)
-        t = sum(x.dur for x in ks) if has_gpu else op.dur
-        groups[gkey].append((op, ks, t, ev))
+        grp = groups.get(gkey)
+        if grp is None:                  # [first op, eval, times, kernel accumulator]
+            grp = groups[gkey] = [op, ev, [], KernelAcc()]
+        grp[2].append(sum(x.dur for x in ks) if has_gpu else op.dur)
+        grp[3].add(ks)
 
     rows = []
-    for (name, _, _, _), items in groups.items():
-        op0, _, _, ev = items[0]
-        t = np.array([x[2] for x in items])
+    for (name, _, _, _), (op0, ev, times_, kacc) in groups.items():
+        t = np.array(times_)
         a = op0.args if op0 is not None else {}
         r = {"name": name,
              "category": ev.category if ev else (category(op0) if op0 is not None else "unlinked"),
@@ -114,7 +114,7 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
              "input dims": fmt_dims(a.get("Input Dims")), "input types": fmt_list(a.get("Input type")),
              "input strides": fmt_dims(a.get("Input Strides")),
              "concrete inputs": fmt_list(a.get("Concrete Inputs")),
-             "count": len(items), "time sum (µs)": t.sum(), "time mean (µs)": t.mean(),
+             "count": len(t), "time sum (µs)": t.sum(), "time mean (µs)": t.mean(),
              "time median (µs)": float(np.median(t)), "time std (µs)": t.std(ddof=1) if len(t) > 1 else 0.0,
              "time min (µs)": t.min(), "time max (µs)": t.max()}
         if ev is not None and not ev.reason:
@@ -139,7 +139,7 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
                     r["roofline std (%)"] = float(np.nanstd(pct, ddof=1)) if len(pct) > 1 else 0.0
             for k, v in ev.params.items():
                 r[f"param: {k}"] = _cell(v)
-        r["kernels"] = kernels_summary_text(x[1] for x in items) if has_gpu else ""
+        r["kernels"] = kacc.text() if has_gpu else ""
         r["example op uid"] = op0.uid if op0 is not None else None
         rows.append(r)
 

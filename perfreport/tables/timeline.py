@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import numpy as np
 import pandas as pd
 
 from perfreport.events import KERNEL, MEMCPY, MEMSET
@@ -34,71 +35,53 @@ def is_comm(g) -> bool:
     return g.cat == KERNEL and is_comm_name(g.name)
 
 
-def union(iv: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    iv = sorted(iv)
-    out: list[list[float]] = []
-    for s, e in iv:
-        if out and s <= out[-1][1]:
-            if e > out[-1][1]:
-                out[-1][1] = e
-        else:
-            out.append([s, e])
-    return [(s, e) for s, e in out]
+def union_length(starts: np.ndarray, ends: np.ndarray) -> float:
+    """Length of the union of intervals [start, end) (touching intervals merge)."""
+    if len(starts) == 0:
+        return 0.0
+    o = np.argsort(starts, kind="stable")
+    s, e = starts[o], ends[o]
+    run_end = np.maximum.accumulate(e)
+    brk = np.empty(len(s), dtype=bool)
+    brk[0] = True
+    brk[1:] = s[1:] > run_end[:-1]
+    idx = np.flatnonzero(brk)
+    return float((np.maximum.reduceat(e, idx) - s[idx]).sum())
 
 
-def length(iv) -> float:
-    return sum(e - s for s, e in iv)
-
-
-def intersect(a, b) -> list[tuple[float, float]]:
-    """Intersection of two sorted disjoint interval lists."""
-    i = j = 0
-    out = []
-    while i < len(a) and j < len(b):
-        s = max(a[i][0], b[j][0])
-        e = min(a[i][1], b[j][1])
-        if s < e:
-            out.append((s, e))
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return out
+COMP, COMM, MCPY, MSET = 0, 1, 2, 3
 
 
 def device_timeline(events) -> dict[str, float]:
-    comp, comm, mcpy, mset = [], [], [], []
-    lo, hi = float("inf"), float("-inf")
-    for g in events:
-        iv = (g.ts, g.ts + g.dur)
-        lo = min(lo, iv[0])
-        hi = max(hi, iv[1])
-        if g.cat == MEMCPY:
-            mcpy.append(iv)
-        elif g.cat == MEMSET:
-            mset.append(iv)
-            comp.append(iv)
-        elif is_comm(g):
-            comm.append(iv)
-        else:
-            comp.append(iv)
-    u_comp, u_comm, u_mcpy = union(comp), union(comm), union(mcpy)
-    t_comp, t_comm, t_mcpy = length(u_comp), length(u_comm), length(u_mcpy)
-    exp_comm = t_comm - length(intersect(u_comm, u_comp))
-    comp_comm = union(u_comp + u_comm)
-    exp_mcpy = t_mcpy - length(intersect(u_mcpy, comp_comm))
-    busy = length(union(comp_comm + u_mcpy))
-    total = hi - lo if events else 0.0
+    """The timeline of one device's GPU events (see the module docstring).
+
+    Overlaps use |A ∩ B| = |A| + |B| - |A ∪ B|, so exposed comm = U(comp ∪ comm) - U(comp)
+    and exposed memcpy = U(comp ∪ comm ∪ memcpy) - U(comp ∪ comm).
+    """
+    n = len(events)
+    ts = np.fromiter((g.ts for g in events), dtype=np.float64, count=n)
+    te = ts + np.fromiter((g.dur for g in events), dtype=np.float64, count=n)
+    kind = np.fromiter((MCPY if g.cat == MEMCPY else MSET if g.cat == MEMSET else
+                        COMM if is_comm(g) else COMP for g in events), dtype=np.int8, count=n)
+
+    def U(*kinds):
+        m = np.isin(kind, kinds)
+        return union_length(ts[m], te[m])
+
+    comp = U(COMP, MSET)
+    comp_comm = U(COMP, MSET, COMM)
+    busy = U(COMP, MSET, COMM, MCPY)
+    total = float(te.max() - ts.min()) if n else 0.0
     return {
-        "computation": t_comp,
-        "exposed comm": exp_comm,
-        "exposed memcpy": exp_mcpy,
+        "computation": comp,
+        "exposed comm": comp_comm - comp,
+        "exposed memcpy": busy - comp_comm,
         "idle": total - busy,
         "busy": busy,
         "total": total,
-        "communication": t_comm,
-        "memcpy": t_mcpy,
-        "memset": length(union(mset)),
+        "communication": U(COMM),
+        "memcpy": U(MCPY),
+        "memset": U(MSET),
     }
 
 
