@@ -90,8 +90,11 @@ def analyze(
         raise typer.Exit(EXIT_BAD)
 
     partial = not tree.gpu
+    source, warnings, capture_summary = tree.source, list(tree.warnings), tree.graph_capture_summary
+    _release(tree)          # sheets hold plain values: free the tree before writing
+    del tree
     if partial:
-        _err(f"{tree.source}: warning: trace has no GPU events; only CPU-side sheets are filled")
+        _err(f"{source}: warning: trace has no GPU events; only CPU-side sheets are filled")
     if not quiet:
         err_console.print(arch_msg, highlight=False) if not decorate else None
 
@@ -105,14 +108,14 @@ def analyze(
             raise typer.Exit(EXIT_BAD)
         print_sheet(names[sheet], fmt)
     xlsx = output if output is not None else (None if sheet is not None else default_output(trace))
-    notes = [f"source: {tree.source}", arch_msg]
-    if tree.graph_capture_summary:
-        notes.append(tree.graph_capture_summary)
+    notes = [f"source: {source}", arch_msg]
+    if capture_summary:
+        notes.append(capture_summary)
         if not quiet:
-            err_console.print(tree.graph_capture_summary, highlight=False)
-    for w in tree.warnings:
+            err_console.print(capture_summary, highlight=False)
+    for w in warnings:
         notes.append(w)
-        _err(f"{tree.source}: warning: {w}")
+        _err(f"{source}: warning: {w}")
     if xlsx is not None:
         for w in write_workbook(sheets, xlsx, notes):
             _err(f"warning: {w}")
@@ -124,8 +127,16 @@ def analyze(
             err_console.print(f"wrote {len(sheets)} CSV files to {csv_dir}", highlight=False)
     if decorate:
         from perfreport.writers.console import print_summary
-        print_summary(sheets, out_console, header=f"[bold]{tree.source}[/bold] — {arch_msg}")
+        print_summary(sheets, out_console, header=f"[bold]{source}[/bold] — {arch_msg}")
     raise typer.Exit(EXIT_PARTIAL if partial else EXIT_OK)
+
+
+def _release(tree) -> None:
+    """Drop the tree's records now (parent/child links are cycles: collect them)."""
+    import gc
+    tree.ops = tree.gpu = tree.roots = tree.gpu_annotations = []
+    tree._by_name = None
+    gc.collect()
 
 
 def _load(trace: str, show_progress: bool, console, graph_capture: str | None = None):

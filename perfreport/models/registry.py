@@ -228,7 +228,11 @@ def _install() -> None:
     MODELS["perfreport::paged_attention_decode"] = ia.PerfreportPagedAttentionDecode
     MODEL_PATTERNS.append((re.compile(r"sglang_profiler::attention_paged_attention_ragged(_\d+)?"),
                            ia.SglangPagedAttentionRagged))
-    pass
+
+    # == autograd backward nodes (XBackward0) ==
+    # Not by name: the "backward link" pass gives a node perf_meta.forward (its forward op's
+    # name and args, matched by Sequence number) when models/backward.py has a rule for that
+    # forward; model_for_op() then returns backward.BackwardOfForward (GEMM_bwd, SDPA_bwd).
 
 
 _install()

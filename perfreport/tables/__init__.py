@@ -21,10 +21,7 @@ def build_sheets(tree, *, short_kernel_us: float = 10.0, include_unlinked: bool 
     sheets: list[Sheet] = []
     tl = gpu_timeline(tree, include_unlinked=include_unlinked)
     sheets.append(tl)
-    total = 0.0
-    if not tl.df.empty:
-        tot = tl.df[tl.df["type"] == "total"]["time (ms)"]
-        total = float(tot.sum()) * 1000.0
+    total = 1000.0 * sum(r[2] for r in tl.rows if r[1] == "total")
     summ = ops_summary(tree, times)
     sheets.append(ops_summary_by_category(summ, tree))
     sheets.append(summ)

@@ -4,7 +4,6 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-import pandas as pd
 
 from perfreport.tables.ops import UNLINKED, category
 from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list
@@ -39,10 +38,10 @@ def kernel_summary(tree, total_time_us: float) -> Sheet:
     cols = ["parent op category", "parent op", "kernel", "stream", "count", "sum (µs)", "mean (µs)",
             "median (µs)", "min (µs)", "max (µs)", "percent of kernel time (%)",
             "percent of GPU timeline (%)"]
-    df = pd.DataFrame(rows, columns=cols).sort_values("sum (µs)", ascending=False, kind="stable")
+    rows.sort(key=lambda r: -r["sum (µs)"])
     fm = {c: US for c in cols if "(µs)" in c} | {"count": INT, "percent of kernel time (%)": PCT,
                                                   "percent of GPU timeline (%)": PCT}
-    return Sheet("kernel_summary", df.reset_index(drop=True), fm)
+    return Sheet.from_records("kernel_summary", rows, cols, fm)
 
 
 def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0) -> Sheet:
@@ -69,8 +68,7 @@ def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0) -> She
                      "percent of GPU timeline (%)": 100.0 * d.sum() / total_time_us if total_time_us else 0.0})
     cols = ["parent op", "input dims", "input strides", "concrete inputs", "kernel", "count",
             "sum (µs)", "mean (µs)", "percent of GPU timeline (%)"]
-    df = pd.DataFrame(rows, columns=cols).sort_values("sum (µs)", ascending=False, kind="stable")
+    rows.sort(key=lambda r: -r["sum (µs)"])
     note = f"kernels shorter than {threshold_us:g} µs"
-    return Sheet("short_kernels", df.reset_index(drop=True),
-                 {"count": INT, "sum (µs)": US, "mean (µs)": US, "percent of GPU timeline (%)": PCT},
-                 [note])
+    return Sheet.from_records("short_kernels", rows, cols, {
+        "count": INT, "sum (µs)": US, "mean (µs)": US, "percent of GPU timeline (%)": PCT}, [note])

@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-import pandas as pd
 
 from perfreport.events import CPU_OP, DRIVER, RUNTIME
 from perfreport.models.registry import category_of
 from perfreport.tables.op_times import OpTimes
-from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list
+from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list, rank
 
 UNLINKED = "(unlinked GPU events)"
 
@@ -39,14 +38,6 @@ def category(o) -> str:
     return category_of(o.name)
 
 
-def _add_pct(df: pd.DataFrame, col: str, total: float) -> pd.DataFrame:
-    df = df.sort_values(col, ascending=False, kind="stable").reset_index(drop=True)
-    pct = df[col] / total * 100.0 if total else df[col] * 0.0
-    df["percent (%)"] = pct
-    df["cumulative percent (%)"] = pct.cumsum()
-    return df
-
-
 def ops_summary(tree, times: OpTimes) -> Sheet:
     agg: dict = defaultdict(lambda: [0, 0.0, 0.0, 0.0, ""])
     for o in _op_rows(tree, times):
@@ -64,25 +55,28 @@ def ops_summary(tree, times: OpTimes) -> Sheet:
                      "direct kernel time (µs)": sum(g.dur for g in un),
                      "subtree kernel time (µs)": sum(g.dur for g in un), "CPU time (µs)": 0.0})
     cols = ["name", "category", "count", "direct kernel time (µs)", "subtree kernel time (µs)",
-            "CPU time (µs)"]
-    df = pd.DataFrame(rows, columns=cols)
+            "CPU time (µs)", "percent (%)", "cumulative percent (%)"]
     key = "direct kernel time (µs)" if tree.gpu else "CPU time (µs)"
-    total = sum(g.dur for g in tree.gpu) if tree.gpu else df[key].sum()
-    df = _add_pct(df, key, total)
+    total = sum(g.dur for g in tree.gpu) if tree.gpu else sum(r[key] for r in rows)
+    rank(rows, key, total)
     notes = [] if tree.gpu else ["no GPU events: percentages are of CPU op time"]
-    return Sheet("ops_summary", df, {c: US for c in cols[3:]} | {"count": INT,
-                 "percent (%)": PCT, "cumulative percent (%)": PCT}, notes)
+    return Sheet.from_records("ops_summary", rows, cols, {c: US for c in cols[3:6]} | {
+        "count": INT, "percent (%)": PCT, "cumulative percent (%)": PCT}, notes)
 
 
 def ops_summary_by_category(summary: Sheet, tree) -> Sheet:
-    df = summary.df
     key = "direct kernel time (µs)" if tree.gpu else "CPU time (µs)"
-    g = df.groupby("category", sort=False).agg(count=("count", "sum"), t=(key, "sum")).reset_index()
-    g = g.rename(columns={"t": key})
-    total = sum(x.dur for x in tree.gpu) if tree.gpu else g[key].sum()
-    g = _add_pct(g, key, total)
-    return Sheet("ops_summary_by_category", g, {key: US, "count": INT, "percent (%)": PCT,
-                                                "cumulative percent (%)": PCT})
+    agg: dict = {}
+    for r in summary.records():
+        a = agg.setdefault(r["category"], [0, 0.0])
+        a[0] += r["count"]
+        a[1] += r[key]
+    rows = [{"category": c, "count": n, key: t} for c, (n, t) in agg.items()]
+    total = sum(x.dur for x in tree.gpu) if tree.gpu else sum(r[key] for r in rows)
+    rank(rows, key, total)
+    cols = ["category", "count", key, "percent (%)", "cumulative percent (%)"]
+    return Sheet.from_records("ops_summary_by_category", rows, cols, {
+        key: US, "count": INT, "percent (%)": PCT, "cumulative percent (%)": PCT})
 
 
 def kernel_text(kernels) -> str:
@@ -147,14 +141,15 @@ def ops_unique_args(tree, times: OpTimes) -> Sheet:
             "kernels": kernels_summary_text(o.kernels or [] for o in ops),
             "example op uid": o0.uid,
         })
-    df = pd.DataFrame(rows)
-    if df.empty:
-        df = pd.DataFrame(columns=["name", "category", "count", "direct kernel time sum (µs)"])
     key = "direct kernel time sum (µs)" if tree.gpu else "CPU time sum (µs)"
-    if key not in df:
-        df[key] = []
-    total = sum(g.dur for g in tree.gpu) if tree.gpu else float(df[key].sum())
-    df = _add_pct(df, key, total)
-    fm = {c: US for c in df.columns if "(µs)" in c}
+    total = sum(g.dur for g in tree.gpu) if tree.gpu else sum(r[key] for r in rows)
+    rank(rows, key, total)
+    cols = ["name", "category", "input dims", "input types", "input strides", "concrete inputs",
+            "count", "direct kernel time mean (µs)", "direct kernel time median (µs)",
+            "direct kernel time std (µs)", "direct kernel time min (µs)",
+            "direct kernel time max (µs)", "direct kernel time sum (µs)",
+            "subtree kernel time sum (µs)", "CPU time mean (µs)", "CPU time sum (µs)",
+            "percent (%)", "cumulative percent (%)", "kernels", "example op uid"]
+    fm = {c: US for c in cols if "(µs)" in c}
     fm.update({"count": INT, "percent (%)": PCT, "cumulative percent (%)": PCT})
-    return Sheet("ops_unique_args", df, fm)
+    return Sheet.from_records("ops_unique_args", rows, cols, fm)

@@ -17,13 +17,12 @@ Traces without GPU events use the ops' CPU durations as the time (labelled in th
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from perfreport.errors import ModelError
 from perfreport.events import CPU_OP, DRIVER, RUNTIME
 from perfreport.models.registry import model_for_op
 from perfreport.tables.ops import KernelAcc, category
-from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list
+from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list, rank
 
 LAUNCH = (RUNTIME, DRIVER)
 
@@ -114,9 +113,10 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
              "input dims": fmt_dims(a.get("Input Dims")), "input types": fmt_list(a.get("Input type")),
              "input strides": fmt_dims(a.get("Input Strides")),
              "concrete inputs": fmt_list(a.get("Concrete Inputs")),
-             "count": len(t), "time sum (µs)": t.sum(), "time mean (µs)": t.mean(),
-             "time median (µs)": float(np.median(t)), "time std (µs)": t.std(ddof=1) if len(t) > 1 else 0.0,
-             "time min (µs)": t.min(), "time max (µs)": t.max()}
+             "count": len(t), "time sum (µs)": float(t.sum()), "time mean (µs)": float(t.mean()),
+             "time median (µs)": float(np.median(t)),
+             "time std (µs)": float(t.std(ddof=1)) if len(t) > 1 else 0.0,
+             "time min (µs)": float(t.min()), "time max (µs)": float(t.max())}
         if ev is not None and not ev.reason:
             fl, by = ev.flops, ev.bytes
             r["GFLOP"] = fl / 1e9
@@ -149,18 +149,15 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
                  "roofline time (µs)", "bound", "roofline mean (%)", "roofline median (%)",
                  "roofline min (%)", "roofline max (%)", "roofline std (%)"]
     tail_cols = ["input dims", "input types", "input strides", "concrete inputs", "kernels", "example op uid"]
-    df = pd.DataFrame(rows)
-    for c in base_cols + tail_cols:
-        if c not in df:
-            df[c] = None
-    for c in [c for c in df.columns if c.startswith("param: ")] + ["example op uid", "count"]:
-        df[c] = _int_column(df[c])
-    total = float(df["time sum (µs)"].sum()) if not df.empty else 0.0
-    df = df.sort_values("time sum (µs)", ascending=False, kind="stable").reset_index(drop=True)
-    df["percent (%)"] = df["time sum (µs)"] / total * 100.0 if total else 0.0
-    df["cumulative percent (%)"] = df["percent (%)"].cumsum()
-    fm = {c: US for c in df.columns if "(µs)" in c}
-    fm.update({c: PCT for c in df.columns if "(%)" in c})
+    total = float(sum(r["time sum (µs)"] for r in rows))
+    rank(rows, "time sum (µs)", total)
+    param_cols: list[str] = []
+    for r in rows:
+        for c in r:
+            if c.startswith("param: ") and c not in param_cols:
+                param_cols.append(c)
+    fm = {c: US for c in base_cols + tail_cols if "(µs)" in c}
+    fm.update({c: PCT for c in base_cols + ["percent (%)", "cumulative percent (%)"] if "(%)" in c})
     fm.update({"count": INT, "GFLOP": "0.000000", "data moved (MB)": "0.000", "FLOP/byte": "0.00",
                "TFLOP/s mean": "0.000", "TB/s mean": "0.000"})
     notes = []
@@ -171,26 +168,19 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
     else:
         notes.append(f"roofline on {spec.name} ({spec.basis} figures)")
     unified_cols = base_cols + ["percent (%)", "cumulative percent (%)"] + tail_cols
-    unified = Sheet("unified_perf_summary", df[unified_cols], fm, notes)
+    sheets = [Sheet.from_records("unified_perf_summary", rows, unified_cols, fm, notes)]
 
-    sheets = [unified]
-    modeled = df[df["perf model"].astype(bool)]
-    for cat in sorted(set(modeled["category"])):
-        sub = modeled[modeled["category"] == cat]
-        pcols = [c for c in sub.columns if c.startswith("param: ") and sub[c].notna().any()]
+    by_cat: dict = {}
+    for r in rows:
+        if r["perf model"]:
+            by_cat.setdefault(r["category"], []).append(r)
+    for cat in sorted(by_cat):
+        sub = by_cat[cat]
+        pcols = [c for c in param_cols if any(r.get(c) is not None for r in sub)]
         cols = ["name"] + pcols + [c for c in base_cols if c not in ("name", "category", "perf model")] + \
             ["percent (%)"] + tail_cols
-        sheets.append(Sheet(cat, sub[cols].reset_index(drop=True), fm, notes))
+        sheets.append(Sheet.from_records(cat, sub, cols, fm, notes))
     return sheets
-
-
-def _int_column(col: pd.Series) -> pd.Series:
-    """Integer-valued numeric columns (with gaps) as nullable integers, not 32.0-style floats."""
-    vals = col.dropna()
-    if len(vals) and all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-                         and float(v).is_integer() for v in vals):
-        return col.astype("Int64")
-    return col
 
 
 def _cell(v):

@@ -2,25 +2,54 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import pandas as pd
+from typing import Any
 
 
 @dataclass
 class Sheet:
-    """One report sheet.
+    """One report sheet: ``columns`` and ``rows`` of plain Python values.
 
-    ``df`` holds plain Python/numpy scalars and strings only (nested values are rendered
-    as text by the table builders). Units live in the column names, e.g. ``time (µs)``.
-    ``formats`` maps a column to an Excel number format; ``notes`` are shown under the
-    console summary and in the workbook's ``notes`` sheet.
+    Nested values are rendered as text by the table builders. Units live in the column
+    names, e.g. ``time (µs)``. ``formats`` maps a column to an Excel number format;
+    ``notes`` are shown under the console summary and in the workbook's ``notes`` sheet.
+    The CLI never needs pandas; :attr:`df` builds a DataFrame on demand for programmatic use.
     """
 
     name: str
-    df: pd.DataFrame
+    columns: list[str]
+    rows: list[list[Any]]
     formats: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    complete: bool = True
+
+    @classmethod
+    def from_records(cls, name: str, records: list[dict], columns: list[str], formats=None,
+                     notes=None) -> "Sheet":
+        return cls(name, list(columns), [[r.get(c) for c in columns] for r in records],
+                   dict(formats or {}), list(notes or []))
+
+    def column(self, name: str) -> list:
+        i = self.columns.index(name)
+        return [r[i] for r in self.rows]
+
+    def records(self) -> list[dict]:
+        return [dict(zip(self.columns, r)) for r in self.rows]
+
+    @property
+    def df(self):
+        import pandas as pd
+        return pd.DataFrame(self.rows, columns=self.columns)
+
+
+def rank(records: list[dict], key: str, total: float) -> list[dict]:
+    """Sort by ``key`` descending (stable) and add percent / cumulative percent of ``total``."""
+    records.sort(key=lambda r: -(r.get(key) or 0.0))
+    cum = 0.0
+    for r in records:
+        p = 100.0 * (r.get(key) or 0.0) / total if total else 0.0
+        cum += p
+        r["percent (%)"] = p
+        r["cumulative percent (%)"] = cum
+    return records
 
 
 US = "0.000"

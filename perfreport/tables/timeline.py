@@ -18,7 +18,6 @@ import re
 from functools import lru_cache
 
 import numpy as np
-import pandas as pd
 
 from perfreport.events import KERNEL, MEMCPY, MEMSET
 from perfreport.tables.sheet import PCT, Sheet
@@ -94,12 +93,11 @@ def gpu_timeline(tree, include_unlinked: bool = True) -> Sheet:
     for dev in sorted(by_dev, key=str):
         t = device_timeline(by_dev[dev])
         for k, v in t.items():
-            rows.append({"device": dev, "type": k, "time (ms)": v / 1000.0,
-                         "percent of total (%)": 100.0 * v / t["total"] if t["total"] else 0.0})
-    df = pd.DataFrame(rows, columns=["device", "type", "time (ms)", "percent of total (%)"])
+            rows.append([dev, k, v / 1000.0, 100.0 * v / t["total"] if t["total"] else 0.0])
     notes = ["computation includes memsets; computation + exposed comm + exposed memcpy + idle = total"]
     if include_unlinked:
         n = sum(1 for g in tree.gpu if g.launcher is None)
         if n:
             notes.append(f"{n} GPU events have no CPU launch in the trace window; they are counted")
-    return Sheet("gpu_timeline", df, {"time (ms)": "0.000", "percent of total (%)": PCT}, notes)
+    return Sheet("gpu_timeline", ["device", "type", "time (ms)", "percent of total (%)"], rows,
+                 {"time (ms)": "0.000", "percent of total (%)": PCT}, notes)

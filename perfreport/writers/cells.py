@@ -4,11 +4,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 
 
 def plain(v):
-    if v is None or v is pd.NA:
+    if v is None:
         return None
     if isinstance(v, np.generic):
         v = v.item()
@@ -17,6 +16,6 @@ def plain(v):
     return v
 
 
-def rows(df):
-    for rec in df.itertuples(index=False, name=None):
+def rows(sheet):
+    for rec in sheet.rows:
         yield [plain(v) for v in rec]

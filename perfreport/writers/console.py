@@ -17,15 +17,16 @@ def _fmt(v) -> str:
 
 
 def sheet_table(sheet, max_rows: int | None = None, columns: list[str] | None = None) -> Table:
-    df = sheet.df if columns is None else sheet.df[[c for c in columns if c in sheet.df.columns]]
+    idx = [i for i, c in enumerate(sheet.columns) if columns is None or c in columns]
     t = Table(title=sheet.name, show_lines=False, header_style="bold")
-    for c in df.columns:
-        numeric = df[c].dtype.kind in "if"
-        t.add_column(str(c), justify="right" if numeric else "left", overflow="fold")
-    for i, r in enumerate(rows(df)):
-        if max_rows is not None and i >= max_rows:
+    data = list(rows(sheet))
+    for i in idx:
+        numeric = any(isinstance(r[i], (int, float)) and not isinstance(r[i], bool) for r in data[:50])
+        t.add_column(str(sheet.columns[i]), justify="right" if numeric else "left", overflow="fold")
+    for n, r in enumerate(data):
+        if max_rows is not None and n >= max_rows:
             break
-        t.add_row(*[_fmt(v) for v in r])
+        t.add_row(*[_fmt(r[i]) for i in idx])
     return t
 
 
@@ -34,10 +35,10 @@ def print_summary(sheets, console: Console, *, top: int = 15, header: str = "") 
     if header:
         console.print(header)
     tl = by.get("gpu_timeline")
-    if tl is not None and not tl.df.empty:
+    if tl is not None and tl.rows:
         console.print(sheet_table(tl))
     us = by.get("unified_perf_summary")
-    if us is not None and not us.df.empty:
+    if us is not None and us.rows:
         cols = ["name", "input dims", "category", "count", "time sum (µs)", "percent (%)",
                 "TFLOP/s mean", "TB/s mean", "bound", "roofline mean (%)"]
         console.print(sheet_table(us, top, cols))

@@ -39,9 +39,8 @@ def write_workbook(sheets, path: str | Path, notes: list[str] | None = None) -> 
     wb = Workbook(write_only=True)
     for sh in sheets:
         ws = wb.create_sheet(title=sh.name[:31])
-        df = sh.df
-        cols = list(df.columns)
-        data = list(rows(df))
+        cols = list(sh.columns)
+        data = list(rows(sh))
         if len(data) > MAX_ROWS:
             warnings.append(f"{sh.name}: {len(data)} rows; Excel keeps the first {MAX_ROWS} (CSV has all)")
             data = data[:MAX_ROWS]

@@ -15,15 +15,15 @@ from perfreport.writers.cells import rows
 def csv_text(sheet) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(list(sheet.df.columns))
-    for r in rows(sheet.df):
+    w.writerow(list(sheet.columns))
+    for r in rows(sheet):
         w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in r])
     return buf.getvalue()
 
 
 def json_text(sheet) -> str:
-    cols = [str(c) for c in sheet.df.columns]
-    recs = [dict(zip(cols, r)) for r in rows(sheet.df)]
+    cols = [str(c) for c in sheet.columns]
+    recs = [dict(zip(cols, r)) for r in rows(sheet)]
     return orjson.dumps({"sheet": sheet.name, "notes": sheet.notes, "rows": recs},
                         option=orjson.OPT_INDENT_2).decode() + "\n"
 
