@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 
 demo: install
 	mkdir -p out
-	$(VENV)/bin/perfreport analyze fixtures/h100_qwen_0.5b.json.gz -o out/h100_qwen_0.5b_perf_report.xlsx
+	$(VENV)/bin/perfreport analyze fixtures/h100_qwen_0.5b.json.gz -o out/h100_qwen_0.5b_perf_report.xlsx --summary
 
 test: install
 	$(PY) -m pytest -q

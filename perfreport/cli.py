@@ -49,6 +49,7 @@ def analyze(
     graph_capture: Optional[str] = typer.Option(None, "--graph-capture", help="Capture-time trace (file, or dir with execution_details.json; PATH#capture_<bs>_<mode> picks a region) to attribute CUDA/HIP-graph kernels to ops"),
     linked_only: bool = typer.Option(False, "--linked-only", help="gpu_timeline: leave out GPU events with no CPU launch in the trace"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary"),
+    summary: Optional[bool] = typer.Option(None, "--summary/--no-summary", help="Print the console summary [default: only when stdout is a terminal]"),
 ):
     """Analyze a trace: GPU timeline, op and kernel summaries, rooflines -> Excel/CSV/stdout."""
     from rich.console import Console
@@ -61,7 +62,7 @@ def analyze(
         raise typer.Exit(EXIT_BAD)
     err_console = Console(stderr=True)
     out_console = Console()
-    decorate = not quiet and sys.stdout.isatty() and sheet is None
+    decorate = (summary if summary is not None else (not quiet and sys.stdout.isatty())) and sheet is None
     show_progress = not quiet and sys.stderr.isatty()
     try:
         from perfreport.models.registry import load_user_models

@@ -100,3 +100,15 @@ def test_output_replaced_atomically(tmp_path):
     assert r.returncode == 0, r.stderr.decode()
     assert out.read_bytes()[:2] == b"PK"
     assert [p.name for p in tmp_path.iterdir()] == ["r.xlsx"]
+
+
+def test_summary_forced_in_a_pipe_and_file_mode(tmp_path):
+    out = tmp_path / "r.xlsx"
+    r = run("analyze", str(TRACE), "-o", str(out), "--summary")
+    assert r.returncode == 0, r.stderr.decode()
+    text = r.stdout.decode()
+    assert "gpu_timeline" in text and "unified_perf_summary" in text and "aten::mm" in text
+    import os
+    import stat
+    mode = stat.S_IMODE(os.stat(out).st_mode)
+    assert mode & 0o044                  # readable by others, like any file the user writes
