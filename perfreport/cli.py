@@ -61,7 +61,7 @@ def analyze(
         _err(f"--basis must be peak or achievable, not {basis!r}")
         raise typer.Exit(EXIT_BAD)
     err_console = Console(stderr=True)
-    out_console = Console()
+    out_console = Console() if sys.stdout.isatty() else Console(width=180)
     decorate = (summary if summary is not None else (not quiet and sys.stdout.isatty())) and sheet is None
     show_progress = not quiet and sys.stderr.isatty()
     try:

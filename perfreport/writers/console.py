@@ -17,7 +17,10 @@ def _fmt(v) -> str:
 
 
 def sheet_table(sheet, max_rows: int | None = None, columns: list[str] | None = None) -> Table:
-    idx = [i for i, c in enumerate(sheet.columns) if columns is None or c in columns]
+    if columns is None:
+        idx = list(range(len(sheet.columns)))
+    else:
+        idx = [sheet.columns.index(c) for c in columns if c in sheet.columns]
     t = Table(title=sheet.name, show_lines=False, header_style="bold")
     data = list(rows(sheet))
     for i in idx:
