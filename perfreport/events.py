@@ -89,10 +89,11 @@ def _int_prop(field: str, pos: int):
 class Op:
     """A CPU-side event: ``cpu_op``, ``user_annotation``, runtime/driver call (or python frame).
 
-    ``parent``/``children`` nest events of one (pid, tid) by time. ``kernels`` holds the GPU
-    events launched by this event itself: for a runtime call, the events with its
-    correlation; for a cpu_op or annotation, those of its direct runtime children
-    ("direct kernels").
+    ``parent``/``children`` nest events of one (pid, tid) by time (``children``: a tuple in
+    a built tree, a list in records made later). ``kernels`` holds the GPU events launched
+    by this event itself: for a runtime call, the events with its correlation; for a cpu_op
+    or annotation, those of its direct runtime calls, whether or not the tree made records
+    for them ("direct kernels").
     """
 
     __slots__ = ("uid", "name", "cat", "parent", "children", "kernels", "_args", "_meta", "_src")
@@ -231,7 +232,8 @@ class GpuEvent:
         self.device = device
         self.stream = stream
         self._src = (ts, dur, None, None, correlation, ext_id, nbytes)
-        self.launcher: Op | None = None   # the runtime call (or op) that launched it
+        # the runtime call that launched it (when it has a record), else the op that did
+        self.launcher: Op | None = None
 
     @classmethod
     def _from_columns(cls, uid: int, name: str, cat: str, device, stream,
@@ -281,6 +283,25 @@ class GpuEvent:
     correlation = _int_prop("corr", 4)
     ext_id = _int_prop("ext", 5)
     nbytes = _int_prop("nbytes", 6)
+
+    @property
+    def launch_name(self) -> str | None:
+        """The name of the runtime/driver call that launched this event (``cudaLaunchKernel``,
+        ``hipExtModuleLaunchKernel`` ...), or None (linked by External id, or unlinked).
+
+        The tree makes no record for most launch calls (see :mod:`perfreport.tree.build`):
+        ``launcher`` is then the enclosing op and the call's name is kept in a column.
+        """
+        l = self.launcher
+        if l is None:
+            return None
+        if l.cat in (RUNTIME, DRIVER):
+            return l.name
+        s = self._src
+        if s.__class__ is tuple:
+            return None
+        k = s.lname[self.uid]
+        return s.names[k] if k >= 0 else None
 
     @property
     def op(self) -> Op | None:

@@ -145,18 +145,21 @@ def test_columns_then_only_what_the_report_needs(tmp_path):
     ]
     raw, t = _tree(tmp_path, ev)
     assert raw.counts == (7, 1) and t.n_events == 8
-    assert [o.name for o in t.ops] == ["step_1", "aten::linear", "aten::addmm", "cudaLaunchKernel"]
-    assert [o.uid for o in t.ops] == [0, 1, 2, 3]
-    ann, linear, addmm, launch = t.ops
+    # the launch call inside aten::addmm gets no record: its kernel links to addmm directly
+    assert [o.name for o in t.ops] == ["step_1", "aten::linear", "aten::addmm"]
+    assert [o.uid for o in t.ops] == [0, 1, 2]
+    ann, linear, addmm = t.ops
     assert t.roots == [ann] and linear.parent is ann and addmm.parent is linear
-    assert launch.parent is addmm and launch.kernels == t.gpu and addmm.kernels == t.gpu
-    assert t.gpu[0].op is addmm and t.gpu[0].launcher is launch
+    assert ann.children == (linear,) and linear.children == (addmm,) and addmm.children is None
+    assert addmm.kernels == t.gpu
+    assert t.gpu[0].op is addmm and t.gpu[0].launcher is addmm
+    assert t.gpu[0].launch_name == "cudaLaunchKernel"
     assert linear.subtree_kernels() == t.gpu and linear.kernels is None
     # scalar fields read from the shared columns
     assert (linear.ts, linear.dur, linear.end, linear.pid, linear.tid) == (10.0, 100.0, 110.0, 1, 1)
     assert linear.ext_id == 3 and linear.seq is None and linear.correlation is None
     assert linear.args == {"Input Dims": [[2, 4]]}
-    assert addmm.seq == 9 and launch.correlation == 1 and launch.ext_id is None
+    assert addmm.seq == 9 and addmm.correlation is None
     g = t.gpu[0]
     assert (g.ts, g.dur, g.correlation, g.ext_id, g.nbytes, g.device, g.stream) == (300.0, 10.0, 1, None, None, 0, 7)
     g.dur = 4.0                                   # a record can still be edited

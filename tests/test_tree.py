@@ -84,13 +84,21 @@ def test_hip_graph_launch_owns_all_its_kernels():
 
 
 def test_rocm_launch_names_link(mi300_tree):
-    names = {g.launcher.name for g in mi300_tree.gpu if g.launcher is not None}
+    # the launch call's name, whether or not the call has a record of its own
+    names = {g.launch_name for g in mi300_tree.gpu if g.launcher is not None}
     assert {"hipLaunchKernel", "hipExtModuleLaunchKernel", "hipModuleLaunchKernel"} <= names
 
 
 def test_every_kernel_is_either_linked_or_unlinked(h100_tree):
     linked = sum(1 for g in h100_tree.gpu if g.launcher is not None)
     assert linked + len(h100_tree.unlinked) == len(h100_tree.gpu) == 1707
-    # a kernel is in exactly one launcher's list
-    owned = [id(k) for o in h100_tree.ops if o.cat in ("cuda_runtime", "cuda_driver") and o.kernels for k in o.kernels]
+    # a kernel is in its launcher's list, was launched by a runtime call, and is the direct
+    # kernel of exactly one owner (an op, or a runtime call outside any op)
+    for g in h100_tree.gpu:
+        if g.launcher is not None:
+            assert any(k is g for k in g.launcher.kernels)
+            assert g.launch_name and g.launch_name.startswith("cu")
+    owned = [id(k) for o in h100_tree.ops
+             if o.kernels and (o.cat not in ("cuda_runtime", "cuda_driver") or o.parent is None)
+             for k in o.kernels]
     assert len(owned) == len(set(owned)) == linked

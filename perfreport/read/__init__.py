@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from perfreport.errors import BadInput
+from perfreport.read import heap
 from perfreport.read.kineto import EVENT_DECODER, Collector
 from perfreport.read.source import Source
 from perfreport.read.splitter import Split, iter_batches
@@ -32,6 +33,7 @@ def read_trace(spec: str, *, keep_python: bool = False,
                on_progress: Callable[[int], None] | None = None) -> RawTrace:
     """Stream ``spec`` (path or ``-``) and collect the events the report uses."""
     src = Source(spec)
+    heap.tune()     # big arrays mmapped, so freeing them lowers the RSS (glibc)
     split = Split()
     col = Collector(src.name, keep_python=keep_python)
     gc_was = gc.isenabled()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Callable, Iterable, Iterator
+from typing import Iterable, Iterator
 
 import msgspec
 
@@ -67,10 +67,14 @@ def iter_batches(chunks: Iterable[bytes], decoder: msgspec.json.Decoder, source:
     if prefix is None:
         _no_trace_events(buf, source)
 
+    # A bytearray consumed from the front (``del buf[:pos]`` moves a start offset) and grown
+    # in place: with big blocks mmapped (perfreport.read.heap) a new bytes object per chunk
+    # would cost fresh pages each time. Each batch is copied once, into ``[events]``.
+    buf = bytearray(buf)
     pos = 0  # start of undecoded events in buf (after a boundary, maybe a leading ',')
     for chunk in it:
         if pos:
-            buf = buf[pos:]
+            del buf[:pos]
             pos = 0
         buf += chunk
         end = len(buf)
@@ -78,9 +82,11 @@ def iter_batches(chunks: Iterable[bytes], decoder: msgspec.json.Decoder, source:
             cut = _last_cut(buf, end)
             if cut <= pos:
                 break  # no complete event yet: read more
-            body = buf[pos:cut]
+            start = _skip_comma(buf, pos, cut)
+            with memoryview(buf) as mv:
+                doc = b"".join((b"[", mv[start:cut], b"]"))
             try:
-                events = decoder.decode(b"[" + _lstrip_comma(body) + b"]")
+                events = decoder.decode(doc)
             except msgspec.ValidationError as exc:
                 raise BadInput(source, f"malformed trace event: {exc}") from None
             except msgspec.DecodeError:
@@ -91,12 +97,23 @@ def iter_batches(chunks: Iterable[bytes], decoder: msgspec.json.Decoder, source:
             pos = cut
             break
     # end of stream: buf[pos:] = remaining events + ']' + rest of the top-level object
-    tail = _lstrip_comma(buf[pos:])
+    tail = _lstrip_comma(bytes(buf[pos:]))
+    del buf
     events, suffix = _decode_tail(tail, decoder, source)
     if events:
         split.n_batches += 1
         yield events
     split.meta = _decode_meta(prefix, suffix, source)
+
+
+def _skip_comma(buf, i: int, end: int) -> int:
+    """Index of the first byte of ``buf[i:end]`` after leading whitespace and one comma
+    (what :func:`_lstrip_comma` leaves)."""
+    while i < end and buf[i] in b" \t\n\r\x0b\x0c":
+        i += 1
+    if i < end and buf[i] == 0x2C:
+        i += 1
+    return i
 
 
 def _lstrip_comma(b: bytes) -> bytes:

@@ -36,34 +36,49 @@ def is_comm(g) -> bool:
 
 def union_length(starts: np.ndarray, ends: np.ndarray) -> float:
     """Length of the union of intervals [start, end) (touching intervals merge)."""
-    if len(starts) == 0:
+    n = len(starts)
+    if n == 0:
         return 0.0
-    o = np.argsort(starts, kind="stable")
-    s, e = starts[o], ends[o]
-    run_end = np.maximum.accumulate(e)
-    brk = np.empty(len(s), dtype=bool)
+    if n > 1 and not (starts[1:] >= starts[:-1]).all():
+        o = np.argsort(starts, kind="stable")
+        starts, ends = starts[o], ends[o]
+        del o
+    # (already sorted, the usual case: tree.gpu is in ts order; no sorted copies needed)
+    run_end = np.maximum.accumulate(ends)
+    brk = np.empty(n, dtype=bool)
     brk[0] = True
-    brk[1:] = s[1:] > run_end[:-1]
+    np.greater(starts[1:], run_end[:-1], out=brk[1:])
     idx = np.flatnonzero(brk)
-    return float((np.maximum.reduceat(e, idx) - s[idx]).sum())
+    del brk, run_end
+    return float((np.maximum.reduceat(ends, idx) - starts[idx]).sum())
 
 
 COMP, COMM, MCPY, MSET = 0, 1, 2, 3
 
 
-def device_timeline(events) -> dict[str, float]:
-    """The timeline of one device's GPU events (see the module docstring).
+def _kind(g) -> int:
+    c = g.cat
+    return MCPY if c == MEMCPY else MSET if c == MEMSET else COMM if is_comm(g) else COMP
 
-    Overlaps use |A ∩ B| = |A| + |B| - |A ∪ B|, so exposed comm = U(comp ∪ comm) - U(comp)
-    and exposed memcpy = U(comp ∪ comm ∪ memcpy) - U(comp ∪ comm).
-    """
+
+def device_timeline(events) -> dict[str, float]:
+    """The timeline of one device's GPU events (see the module docstring)."""
     n = len(events)
     ts = np.fromiter((g.ts for g in events), dtype=np.float64, count=n)
     te = ts + np.fromiter((g.dur for g in events), dtype=np.float64, count=n)
-    kind = np.fromiter((MCPY if g.cat == MEMCPY else MSET if g.cat == MEMSET else
-                        COMM if is_comm(g) else COMP for g in events), dtype=np.int8, count=n)
+    kind = np.fromiter(map(_kind, events), dtype=np.int8, count=n)
+    return _timeline(ts, te, kind)
+
+
+def _timeline(ts: np.ndarray, te: np.ndarray, kind: np.ndarray) -> dict[str, float]:
+    """Overlaps use |A ∩ B| = |A| + |B| - |A ∪ B|, so exposed comm = U(comp ∪ comm) - U(comp)
+    and exposed memcpy = U(comp ∪ comm ∪ memcpy) - U(comp ∪ comm)."""
+    n = len(ts)
+    present = set(np.unique(kind).tolist())
 
     def U(*kinds):
+        if present <= set(kinds):           # every event: no masked copies
+            return union_length(ts, te)
         m = np.isin(kind, kinds)
         return union_length(ts[m], te[m])
 
@@ -85,18 +100,33 @@ def device_timeline(events) -> dict[str, float]:
 
 
 def gpu_timeline(tree, include_unlinked: bool = True) -> Sheet:
-    by_dev: dict = {}
-    for g in tree.gpu:
-        if include_unlinked or g.launcher is not None:
-            by_dev.setdefault(g.device, []).append(g)
+    # one pass over the events into flat arrays (device code, kind, start, end), then one
+    # device at a time; no per-device lists of records
+    gpu = tree.gpu
+    n = len(gpu)
+    codes: dict = {}
+    code = codes.setdefault
+    dev = np.fromiter((code(g.device, len(codes)) if include_unlinked or g.launcher is not None
+                       else -1 for g in gpu), dtype=np.int32, count=n)
+    ts = np.fromiter((g.ts for g in gpu), dtype=np.float64, count=n)
+    te = np.fromiter((g.dur for g in gpu), dtype=np.float64, count=n)
+    te += ts
+    kind = np.fromiter(map(_kind, gpu), dtype=np.int8, count=n)
     rows = []
-    for dev in sorted(by_dev, key=str):
-        t = device_timeline(by_dev[dev])
-        for k, v in t.items():
-            rows.append([dev, k, v / 1000.0, 100.0 * v / t["total"] if t["total"] else 0.0])
+    for d in sorted(codes, key=str):
+        k = codes[d]
+        if len(codes) == 1 and (include_unlinked or (dev >= 0).all()):
+            t = _timeline(ts, te, kind)
+        else:
+            m = dev == k
+            t = _timeline(ts[m], te[m], kind[m])
+            del m
+        for key, v in t.items():
+            rows.append([d, key, v / 1000.0, 100.0 * v / t["total"] if t["total"] else 0.0])
+    del dev, ts, te, kind
     notes = ["computation includes memsets; computation + exposed comm + exposed memcpy + idle = total"]
     if include_unlinked:
-        n = sum(1 for g in tree.gpu if g.launcher is None)
+        n = sum(1 for g in gpu if g.launcher is None)
         if n:
             notes.append(f"{n} GPU events have no CPU launch in the trace window; they are counted")
     return Sheet("gpu_timeline", ["device", "type", "time (ms)", "percent of total (%)"], rows,

@@ -17,14 +17,24 @@ Linking, in order of preference:
 A GPU event none of these claim is *unlinked*: it stays in ``tree.gpu`` (and so in the
 timeline) and is reported in its own rows.
 
-What becomes a record (``tree.ops``), on a trace with GPU events: every runtime/driver call
-that launched a GPU event, every event with a launched GPU event in its subtree (the
-launching ops and all their ancestors), every ``user_annotation`` (and its ancestors).
-Kernel-less ``cpu_op`` s (``aten::empty``, ``aten::view`` ...) and runtime calls that launch
-nothing (``cudaFuncSetAttribute`` ...) carry no GPU time and are left out. Every CPU event
-is kept when the trace has no GPU events (the CPU-only report needs them), when python
-frames were asked for, and for graph-capture traces (``*StreamBeginCapture``: the capture's
-kernel-less launch calls are the graph nodes). ``tree.n_events`` still counts every event.
+What becomes a record (``tree.ops``), on a trace with GPU events: every event with a
+launched GPU event in its subtree (the launching ops and all their ancestors), every
+``user_annotation`` (and its ancestors), and the runtime/driver calls that launched a GPU
+event and are graph launches (``*GraphLaunch*``: graph-capture merging moves their events),
+outside any op (they own their events in the report), inside another launch call, or hold
+a kept event. Kernel-less ``cpu_op`` s (``aten::empty``, ``aten::view`` ...) and runtime
+calls that launch nothing (``cudaFuncSetAttribute`` ...) carry no GPU time and are left out.
+Every CPU event is kept when the trace has no GPU events (the CPU-only report needs them),
+when python frames were asked for, and for graph-capture traces (``*StreamBeginCapture``:
+the capture's kernel-less launch calls are the graph nodes). ``tree.n_events`` still counts
+every event.
+
+The other launch calls (``cudaLaunchKernel`` inside an op: most of them) get no record:
+their GPU events' ``launcher`` is the enclosing op, which has them in its ``kernels`` (as it
+would as their owner anyway), and ``GpuEvent.launch_name`` keeps the call's name (a name
+code in the GPU columns). ``GpuEvent.op``, ``Op.subtree_kernels`` and the tables read the
+same either way. ``children`` are tuples (nothing appends to a built tree's records);
+``kernels`` lists are exactly sized.
 """
 from __future__ import annotations
 
@@ -35,7 +45,7 @@ from array import array
 import numpy as np
 
 from perfreport.events import NONE, SIDE, Columns, GpuEvent, Op
-from perfreport.read import RawTrace
+from perfreport.read import RawTrace, heap
 from perfreport.read.kineto import (C_CPU_OP, C_DRIVER, C_RUNTIME, C_USER_ANNOTATION, CATS,
                                     Collector)
 from perfreport.tree.trace_tree import TraceTree
@@ -44,23 +54,8 @@ _CAPTURE = re.compile(r"(hip|cuda|cu)StreamBeginCapture")
 
 
 def _trim() -> None:
-    """Hand freed heap pages back to the OS (glibc only; a no-op elsewhere).
-
-    The column buffers live on the C heap while the records live in Python's own arenas,
-    so without this the freed columns would stay in the process's RSS next to the tree.
-    """
-    global _malloc_trim
-    if _malloc_trim is None:
-        try:
-            import ctypes
-            _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
-        except (OSError, AttributeError):
-            _malloc_trim = False
-    if _malloc_trim:
-        _malloc_trim(0)
-
-
-_malloc_trim = None
+    """Hand freed heap pages back to the OS (see :mod:`perfreport.read.heap`)."""
+    heap.trim()
 
 
 def _np(arr, dtype) -> np.ndarray:
@@ -68,6 +63,7 @@ def _np(arr, dtype) -> np.ndarray:
 
 
 def build_tree(raw: RawTrace) -> TraceTree:
+    heap.tune()    # (read_trace did already) big arrays mmapped: freeing them lowers the RSS
     gc_was = gc.isenabled()
     gc.disable()   # hundreds of thousands of new records: the cyclic GC only costs time here
     try:
@@ -91,6 +87,7 @@ def _build(raw: RawTrace) -> TraceTree:
     order, parent = _nest(col, ts, dur, cat)
     lrow = _link(col, ts, cat, launch)
 
+    fold = None
     if ng == 0 or col.keep_python or any(_CAPTURE.match(s) for s in col.names):
         keep = np.ones(n, dtype=bool)
     else:
@@ -104,62 +101,60 @@ def _build(raw: RawTrace) -> TraceTree:
             p = np.unique(p[~keep[p]])
             keep[p] = True
             front = p
-    del launch
+        fold = _foldable(col, keep, launch, parent)
+        keep &= ~fold
 
     rows = np.flatnonzero(keep)
     rows = rows[np.argsort(ts[rows], kind="stable")]     # uid order: by ts, then reading order
     uid_of = np.full(n, -1, dtype=np.int64)
     uid_of[rows] = np.arange(rows.size)
-    ops = _make_ops(col, rows)
+    cols, codes = _op_columns(col, rows, launch)
+    del rows
+
+    # nesting, in nesting order (per thread by ts, longer first): child uid, parent uid
+    nest_rows = order[keep[order]]
+    del order, keep
+    pr = parent[nest_rows]
+    n_uid = uid_of[nest_rows]
+    p_uid = np.where(pr >= 0, uid_of[pr], -1)
+    del nest_rows, pr
+
+    # links: each linked GPU row's launcher uid, and the op that owns it as a direct kernel
+    # when the launcher is a runtime call (its enclosing op), else -1
     linked = np.flatnonzero(lrow >= 0)
-    l_uid = uid_of[lrow[linked]]
-    l_cat = cat[lrow[linked]]
-    # the CPU columns are not needed any more: free them before the lists are made
-    del ts, dur, cat, c, rows
+    lr = lrow[linked]
+    del lrow
+    l_launch = launch[lr]
+    lname = np.full(ng, -1, dtype=np.int32)
+    lname[linked[l_launch]] = _np(c.name, np.int32)[lr[l_launch]]
+    lp = parent[lr]
+    if fold is not None:
+        f = fold[lr]
+        t_uid = uid_of[np.where(f, lp, lr)]
+        l_launch &= ~f                       # folded: the enclosing op is the launcher itself
+        del f, fold
+    else:
+        t_uid = uid_of[lr]
+    s_uid = np.where(l_launch & (lp >= 0), uid_of[np.maximum(lp, 0)], -1)
+    del lr, lp, l_launch, parent, uid_of, ts, dur, cat, launch, c
+    # the CPU columns are not needed any more: free them before the records are made
     col.release_cpu()
     _trim()
 
-    # parents and children, in nesting order (per thread by ts, longer first)
-    roots: list[Op] = []
-    nest_rows = order[keep[order]]
-    pr = parent[nest_rows]
-    pu = np.where(pr >= 0, uid_of[pr], -1)
-    # (memoryview iteration: one transient int at a time, no big lists between the records)
-    for u, p in zip(memoryview(uid_of[nest_rows]), memoryview(pu)):
-        o = ops[u]
-        if p < 0:
-            roots.append(o)
-        else:
-            po = ops[p]
-            o.parent = po
-            if po.children is None:
-                po.children = [o]
-            else:
-                po.children.append(o)
-    del nest_rows, order, keep, pr, pu
-
-    del uid_of
-    gobjs = _make_gpu(col)
-    for gr, u, lc in zip(memoryview(linked), memoryview(l_uid), memoryview(l_cat)):
-        ev = gobjs[gr]
-        lo = ops[u]
-        ev.launcher = lo
-        if lo.kernels is None:
-            lo.kernels = [ev]
-        else:
-            lo.kernels.append(ev)
-        if lc == C_RUNTIME or lc == C_DRIVER:    # the launching op's direct kernels
-            owner = lo.parent
-            if owner is not None:
-                if owner.kernels is None:
-                    owner.kernels = [ev]
-                else:
-                    owner.kernels.append(ev)
+    # one int object per uid, shared by the op and the GPU event with that uid
+    ints = list(range(max(codes[0].size, ng)))
+    ops = _make_ops(col, cols, codes, ints)
+    del codes
+    roots = _nest_records(ops, n_uid, p_uid)
+    del n_uid, p_uid
+    gobjs = _make_gpu(col, lname, ints)
+    del lname, ints
+    _link_records(ops, gobjs, linked, t_uid, s_uid)
+    del linked, t_uid, s_uid
     if ng:
         gts = _np(g.ts, np.float64)
         gobjs = [gobjs[i] for i in memoryview(np.argsort(gts, kind="stable"))]
-
-    del parent, lrow, linked, l_uid, l_cat
+        del gts
     _trim()
     tree = TraceTree(raw.source, raw.meta, ops, gobjs, col.gpu_annotations, roots)
     tree.process_names = col.process_names
@@ -167,6 +162,24 @@ def _build(raw: RawTrace) -> TraceTree:
     tree.thread_names = col.thread_names
     tree.n_events = col.n_events
     return tree
+
+
+def _foldable(col: Collector, keep, launch, parent) -> np.ndarray:
+    """Kept runtime/driver calls that need no record of their own (see the module docstring).
+
+    A launch call inside an op (not inside another launch call), with no kept event nested in
+    it and not a graph launch: its GPU events are linked straight to the enclosing op.
+    """
+    cand = keep & launch & (parent >= 0)
+    rows = np.flatnonzero(cand)
+    cand[rows[launch[parent[rows]]]] = False            # inside another launch call: keep
+    kids = np.flatnonzero(keep & (parent >= 0))
+    cand[parent[kids]] = False                           # something kept is nested in it
+    graph = [i for i, s in enumerate(col.names) if "GraphLaunch" in s]
+    if graph:
+        rows = np.flatnonzero(cand)
+        cand[rows[np.isin(_np(col.c.name, np.int32)[rows], graph)]] = False
+    return cand
 
 
 def _nest(col: Collector, ts, dur, cat):
@@ -281,20 +294,20 @@ def _arr(typecode: str, a: np.ndarray) -> array:
     return out
 
 
-def _make_ops(col: Collector, rows: np.ndarray) -> list[Op]:
-    """Records for ``rows`` (uid = position); their scalars go to one shared Columns."""
+def _op_columns(col: Collector, rows: np.ndarray, launch: np.ndarray):
+    """The shared Columns of the records for ``rows`` (uid = position) and their
+    (name, category, args) codes, copied out of the CPU columns so those can be freed."""
     c = col.c
-    if not rows.size:
-        return []
     cat = _np(c.cat, np.int8)[rows]
-    launch = (cat == C_RUNTIME) | (cat == C_DRIVER)
+    lau = launch[rows]
     cs = _np(c.cs, np.int64)[rows]
     cols = Columns(ts=_arr("d", _np(c.ts, np.float64)[rows]),
                    dur=_arr("d", _np(c.dur, np.float64)[rows]),
                    thr=_arr("i", _np(c.thr, np.int32)[rows]),
-                   corr=_arr("q", np.where(launch, cs, NONE)),
-                   seq=_arr("q", np.where(launch, NONE, cs)),
+                   corr=_arr("q", np.where(lau, cs, NONE)),
+                   seq=_arr("q", np.where(lau, NONE, cs)),
                    ext=_arr("q", _np(c.ext, np.int64)[rows]))
+    del cs
     cols.threads = col.threads
     if c.side:
         uid_of = {r: u for u, r in enumerate(rows.tolist())}
@@ -302,27 +315,80 @@ def _make_ops(col: Collector, rows: np.ndarray) -> list[Op]:
             u = uid_of.get(r)
             if u is not None:
                 if f == "cs":
-                    f = "corr" if launch[u] else "seq"
+                    f = "corr" if lau[u] else "seq"
                 cols.side[(f, u)] = v
+    return cols, (_np(c.name, np.int32)[rows], cat, _np(c.args, np.int32)[rows])
+
+
+def _make_ops(col: Collector, cols: Columns, codes, ints: list) -> list[Op]:
+    """The records (uid = position; ``ints`` supplies the uid objects, shared with the GPU
+    events); their scalars live in ``cols``."""
+    name, cat, args = codes
+    if not name.size:
+        return []
     names, table, cats = col.names, col.args_table + [None], CATS   # args index -1 -> None
     new = Op._from_columns
-    return [new(u, names[nm], cats[ct], cols, table[a]) for u, (nm, ct, a) in enumerate(zip(
-        memoryview(_np(c.name, np.int32)[rows]), memoryview(cat),
-        memoryview(_np(c.args, np.int32)[rows])))]
+    return [new(u, names[nm], cats[ct], cols, table[a]) for u, nm, ct, a in zip(
+        ints, memoryview(name), memoryview(cat), memoryview(args))]
 
 
-def _make_gpu(col: Collector) -> list[GpuEvent]:
+def _groups(keys: np.ndarray):
+    """(key, start, end) of the runs of equal values in sorted ``keys``, as memoryviews."""
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    ends = np.append(starts[1:], keys.size)
+    return zip(memoryview(keys[starts]), memoryview(starts), memoryview(ends))
+
+
+def _nest_records(ops: list[Op], n_uid: np.ndarray, p_uid: np.ndarray) -> list[Op]:
+    """Set ``parent`` / ``children`` (tuples, in nesting order); return the roots."""
+    roots = [ops[u] for u in memoryview(n_uid[p_uid < 0])]
+    m = p_uid >= 0
+    cu, cp = n_uid[m], p_uid[m]
+    if not cp.size:
+        return roots
+    o = np.argsort(cp, kind="stable")        # by parent, nesting order within one parent
+    cu, cp = cu[o], cp[o]
+    del o, m
+    kids = [ops[u] for u in memoryview(cu)]
+    for p, a, b in _groups(cp):
+        po = ops[p]
+        ch = po.children = tuple(kids[a:b])
+        for k in ch:
+            k.parent = po
+    return roots
+
+
+def _link_records(ops: list[Op], gobjs: list[GpuEvent], linked, t_uid, s_uid) -> None:
+    """``launcher`` of each linked GPU event, and the ``kernels`` lists (GPU row order)."""
+    if not linked.size:
+        return
+    for gr, u in zip(memoryview(linked), memoryview(t_uid)):
+        gobjs[gr].launcher = ops[u]
+    m = s_uid >= 0
+    owner = np.concatenate((t_uid, s_uid[m]))
+    grs = np.concatenate((linked, linked[m]))
+    o = np.lexsort((grs, owner))
+    owner, grs = owner[o], grs[o]
+    del o, m
+    kl = [gobjs[x] for x in memoryview(grs)]
+    for p, a, b in _groups(owner):
+        ops[p].kernels = kl[a:b]
+
+
+def _make_gpu(col: Collector, lname: np.ndarray, ints: list) -> list[GpuEvent]:
     """Records for every GPU event (uid = reading row); scalars stay in the reader's columns."""
     g = col.g
     if not len(g):
         return []
-    cols = Columns(ts=g.ts, dur=g.dur, corr=g.corr, ext=g.ext, nbytes=g.nbytes)
+    cols = Columns(ts=g.ts, dur=g.dur, corr=g.corr, ext=g.ext, nbytes=g.nbytes,
+                   lname=_arr("i", lname))
     cols.side = g.side
+    cols.names = col.names
     names, ds, cats = col.names, col.devstreams, CATS
     new = GpuEvent._from_columns
     out = []
     append = out.append
-    for uid, (nm, ct, k) in enumerate(zip(g.name, g.cat, g.ds)):
+    for uid, nm, ct, k in zip(ints, g.name, g.cat, g.ds):
         dev, stream = ds[k]
         append(new(uid, names[nm], cats[ct], dev, stream, cols))
     return out

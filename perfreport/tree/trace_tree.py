@@ -13,9 +13,12 @@ class TraceTree:
     * ``meta``  : top-level trace metadata (``deviceProperties``, ``distributedInfo``, ...)
     * ``source``: the input's name as given by the user (for messages)
     * ``ops``   : the CPU-side events (cpu_op, user_annotation, runtime/driver calls) the report
-      needs, by ts, with uids 0..len-1 (the index, until graph-capture ops are merged). With GPU events: launching runtime calls,
-      events with GPU work in their subtree and their ancestors, all user_annotations; without
-      GPU events (or for graph-capture traces): every CPU event. See :mod:`perfreport.tree.build`.
+      needs, by ts, with uids 0..len-1 (the index, until graph-capture ops are merged). With
+      GPU events: events with GPU work in their subtree and their ancestors, all
+      user_annotations, and the launch calls that need a record (graph launches, launches
+      outside any op ...; the others are folded into their op, see ``GpuEvent.launch_name``);
+      without GPU events (or for graph-capture traces): every CPU event. See
+      :mod:`perfreport.tree.build`.
     * ``n_events``: every event of the trace, kept or not
     * ``gpu``   : every GPU event (kernel, memcpy, memset), by ts
     * ``gpu_annotations``: ``gpu_user_annotation`` ranges (not counted as GPU work)

@@ -1,0 +1,52 @@
+"""C-heap hygiene for the big arrays of one analysis (glibc only; a no-op elsewhere).
+
+The reader's columns, the tree's index arrays and the tables' numpy temporaries are large
+(hundreds of KB to a few MB each) and short-lived, while the records live in Python's own
+arenas. glibc's malloc raises its mmap threshold to the size of any freed mmapped block
+(up to 32 MB), so after the first big free, later big arrays come from the brk heap and
+freed ones stay in the process's RSS. :func:`tune` pins the threshold (big blocks are
+mmapped and handed back on free) and :func:`trim` returns free heap pages.
+"""
+from __future__ import annotations
+
+_libc = None
+_tuned = False
+
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+THRESHOLD = 128 << 10
+
+
+def _lib():
+    global _libc
+    if _libc is None:
+        try:
+            import ctypes
+            lib = ctypes.CDLL("libc.so.6")
+            lib.mallopt, lib.malloc_trim      # glibc: both exist
+            _libc = lib
+        except (OSError, AttributeError):
+            _libc = False
+    return _libc
+
+
+def tune() -> None:
+    """Pin malloc's mmap and trim thresholds (once per process)."""
+    global _tuned
+    if _tuned:
+        return
+    _tuned = True
+    lib = _lib()
+    if lib:
+        lib.mallopt(M_MMAP_THRESHOLD, THRESHOLD)
+        lib.mallopt(M_TRIM_THRESHOLD, THRESHOLD)
+
+
+def trim() -> None:
+    """Hand freed heap pages back to the OS."""
+    lib = _lib()
+    if lib:
+        lib.malloc_trim(0)
+
+
+__all__ = ["tune", "trim"]
