@@ -86,7 +86,42 @@ def _int_prop(field: str, pos: int):
     return property(get, set)
 
 
-class Op:
+class _Timed:
+    """``ts`` / ``dur`` / ``end`` of a record: from its own tuple (``_src[0:2]``) or from the
+    shared columns (``_src.ts[uid]``). Subclasses define ``_own()``, which copies the column
+    values into a tuple before a write."""
+
+    __slots__ = ()
+
+    @property
+    def ts(self) -> float:
+        s = self._src
+        return s[0] if s.__class__ is tuple else s.ts[self.uid]
+
+    @ts.setter
+    def ts(self, v: float) -> None:
+        self._own()
+        self._src = (v,) + self._src[1:]
+
+    @property
+    def dur(self) -> float:
+        s = self._src
+        return s[1] if s.__class__ is tuple else s.dur[self.uid]
+
+    @dur.setter
+    def dur(self, v: float) -> None:
+        self._own()
+        self._src = self._src[:1] + (v,) + self._src[2:]
+
+    @property
+    def end(self) -> float:
+        s = self._src
+        if s.__class__ is tuple:
+            return s[0] + s[1]
+        return s.ts[self.uid] + s.dur[self.uid]
+
+
+class Op(_Timed):
     """A CPU-side event: ``cpu_op``, ``user_annotation``, runtime/driver call (or python frame).
 
     ``parent``/``children`` nest events of one (pid, tid) by time (``children``: a tuple in
@@ -132,33 +167,6 @@ class Op:
         if s.__class__ is not tuple:
             self._src = (self.ts, self.dur, self.pid, self.tid, self.correlation, self.ext_id,
                          self.seq)
-
-    @property
-    def ts(self) -> float:
-        s = self._src
-        return s[0] if s.__class__ is tuple else s.ts[self.uid]
-
-    @ts.setter
-    def ts(self, v: float) -> None:
-        self._own()
-        self._src = (v,) + self._src[1:]
-
-    @property
-    def dur(self) -> float:
-        s = self._src
-        return s[1] if s.__class__ is tuple else s.dur[self.uid]
-
-    @dur.setter
-    def dur(self, v: float) -> None:
-        self._own()
-        self._src = self._src[:1] + (v,) + self._src[2:]
-
-    @property
-    def end(self) -> float:
-        s = self._src
-        if s.__class__ is tuple:
-            return s[0] + s[1]
-        return s.ts[self.uid] + s.dur[self.uid]
 
     @property
     def pid(self):
@@ -219,7 +227,7 @@ class Op:
         return f"Op({self.uid}, {self.name!r}, {self.cat}, ts={self.ts}, dur={self.dur})"
 
 
-class GpuEvent:
+class GpuEvent(_Timed):
     """A GPU-side event: kernel, memcpy, memset (or a gpu_user_annotation range)."""
 
     __slots__ = ("uid", "name", "cat", "device", "stream", "launcher", "_src")
@@ -252,33 +260,6 @@ class GpuEvent:
         s = self._src
         if s.__class__ is not tuple:
             self._src = (self.ts, self.dur, None, None, self.correlation, self.ext_id, self.nbytes)
-
-    @property
-    def ts(self) -> float:
-        s = self._src
-        return s[0] if s.__class__ is tuple else s.ts[self.uid]
-
-    @ts.setter
-    def ts(self, v: float) -> None:
-        self._own()
-        self._src = (v,) + self._src[1:]
-
-    @property
-    def dur(self) -> float:
-        s = self._src
-        return s[1] if s.__class__ is tuple else s.dur[self.uid]
-
-    @dur.setter
-    def dur(self, v: float) -> None:
-        self._own()
-        self._src = self._src[:1] + (v,) + self._src[2:]
-
-    @property
-    def end(self) -> float:
-        s = self._src
-        if s.__class__ is tuple:
-            return s[0] + s[1]
-        return s.ts[self.uid] + s.dur[self.uid]
 
     correlation = _int_prop("corr", 4)
     ext_id = _int_prop("ext", 5)

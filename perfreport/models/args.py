@@ -4,7 +4,7 @@
 ``Input Dims`` (a shape per argument, ``[]`` for scalars/None), ``Input type`` (dtype name,
 ``Scalar``, ``ScalarList`` or ``''`` for None), ``Input Strides`` and ``Concrete Inputs``
 (scalars as strings: ``''``, ``'0.'``, ``'True'``, ``'[-1]'``, ``'1'``, ``'1.0000000000000001e-05'``).
-Everything here is parsed explicitly: no eval().
+Everything here is parsed explicitly: trace strings are never evaluated as Python.
 """
 from __future__ import annotations
 

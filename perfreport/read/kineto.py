@@ -96,7 +96,22 @@ def _i64(v) -> int:
     return v if type(v) is int and _LO <= v <= _HI else SIDE
 
 
-class CpuColumns:
+class _Table:
+    """Typed columns of one event kind; int64 columns use NONE / SIDE sentinels."""
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+    def value(self, col: str, row: int):
+        v = getattr(self, col)[row]
+        if v == NONE:
+            return None
+        if v == SIDE:
+            return self.side[(col, row)]
+        return v
+
+
+class CpuColumns(_Table):
     """CPU-side events (cpu_op, user_annotation, runtime/driver, python), one row each.
 
     ``cs`` holds the ``correlation`` of runtime/driver rows and the autograd ``Sequence
@@ -115,19 +130,8 @@ class CpuColumns:
         self.args = array("i")      # index into ``args_table``, -1: none
         self.side: dict = {}
 
-    def __len__(self) -> int:
-        return len(self.ts)
 
-    def value(self, col: str, row: int):
-        v = getattr(self, col)[row]
-        if v == NONE:
-            return None
-        if v == SIDE:
-            return self.side[(col, row)]
-        return v
-
-
-class GpuColumns:
+class GpuColumns(_Table):
     """GPU events (kernel, memcpy, memset), one row each, in reading order (row = uid)."""
 
     def __init__(self) -> None:
@@ -140,17 +144,6 @@ class GpuColumns:
         self.ext = array("q")
         self.nbytes = array("q")
         self.side: dict = {}
-
-    def __len__(self) -> int:
-        return len(self.ts)
-
-    def value(self, col: str, row: int):
-        v = getattr(self, col)[row]
-        if v == NONE:
-            return None
-        if v == SIDE:
-            return self.side[(col, row)]
-        return v
 
 
 class Flows:
