@@ -103,9 +103,4 @@ class Source:
             yield tail
 
 
-def is_gzip(path: str) -> bool:
-    with open(path, "rb") as f:
-        return f.read(2) == GZIP_MAGIC
-
-
-__all__ = ["Source", "is_gzip", "CHUNK"]
+__all__ = ["Source", "CHUNK"]

@@ -79,11 +79,6 @@ def ops_summary_by_category(summary: Sheet, tree) -> Sheet:
         key: US, "count": INT, "percent (%)": PCT, "cumulative percent (%)": PCT})
 
 
-def kernel_text(kernels) -> str:
-    """Readable list of the kernels of one instance: ``name (12.345 µs); name2 (...)``."""
-    return "; ".join(f"{k.name} ({k.dur:.3f} µs)" for k in kernels)
-
-
 class KernelAcc:
     """Kernels across the instances of a group, as ``name [stream s] x count, mean µs``."""
 

@@ -27,10 +27,6 @@ class Sheet:
         return cls(name, list(columns), [[r.get(c) for c in columns] for r in records],
                    dict(formats or {}), list(notes or []))
 
-    def column(self, name: str) -> list:
-        i = self.columns.index(name)
-        return [r[i] for r in self.rows]
-
     def records(self) -> list[dict]:
         return [dict(zip(self.columns, r)) for r in self.rows]
 
@@ -52,11 +48,9 @@ def rank(records: list[dict], key: str, total: float) -> list[dict]:
     return records
 
 
-US = "0.000"
-MS = "0.000"
+US = "0.000"      # Excel number formats
 PCT = "0.00"
 INT = "0"
-G = "0.000"
 
 
 def fmt_dims(dims) -> str:
