@@ -50,7 +50,6 @@ class Source:
             if head == GZIP_MAGIC:
                 yield from self._gunzip(raw, head, on_progress)
             else:
-                consumed = len(head)
                 first = head + raw.read(CHUNK)
                 consumed = len(first)
                 if on_progress:
