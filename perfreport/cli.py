@@ -92,6 +92,7 @@ def analyze(
 
     partial = not tree.gpu
     source, warnings, capture_summary = tree.source, list(tree.warnings), tree.graph_capture_summary
+    meta = tree.meta
     _release(tree)          # sheets hold plain values: free the tree before writing
     del tree
     if partial:
@@ -109,7 +110,7 @@ def analyze(
             raise typer.Exit(EXIT_BAD)
         print_sheet(names[sheet], fmt)
     xlsx = output if output is not None else (None if sheet is not None else default_output(trace))
-    notes = [f"source: {source}", arch_msg]
+    notes = [f"source: {source}", arch_msg] + trace_facts(meta)
     if capture_summary:
         notes.append(capture_summary)
         if not quiet:
@@ -130,6 +131,22 @@ def analyze(
         from perfreport.writers.console import print_summary
         print_summary(sheets, out_console, header=f"[bold]{source}[/bold] — {arch_msg}")
     raise typer.Exit(EXIT_PARTIAL if partial else EXIT_OK)
+
+
+def trace_facts(meta: dict) -> list[str]:
+    """One-line facts from the trace's top-level metadata for the notes sheet."""
+    out = []
+    di = meta.get("distributedInfo")
+    if isinstance(di, dict) and "rank" in di:
+        out.append(f"rank {di.get('rank')} of {di.get('world_size', '?')} (distributedInfo)")
+    devs = meta.get("deviceProperties")
+    if isinstance(devs, list) and devs:
+        names = sorted({str(d.get("name") or "(no name)") for d in devs if isinstance(d, dict)})
+        out.append(f"deviceProperties: {len(devs)} device(s): {', '.join(names)}")
+    for k in ("cuda_runtime_version", "hip_runtime_version", "roctracer_version", "schemaVersion"):
+        if k in meta:
+            out.append(f"{k}: {meta[k]}")
+    return out
 
 
 def _release(tree) -> None:

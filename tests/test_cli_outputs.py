@@ -112,3 +112,14 @@ def test_summary_forced_in_a_pipe_and_file_mode(tmp_path):
     import stat
     mode = stat.S_IMODE(os.stat(out).st_mode)
     assert mode & 0o044                  # readable by others, like any file the user writes
+
+
+def test_notes_sheet_names_source_spec_and_rank(tmp_path):
+    out = tmp_path / "r.xlsx"
+    r = run("analyze", str(FIX / "vllm_decode_graph.json.gz"), "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr.decode()
+    notes = [row[0] for row in load_workbook(out)["notes"].iter_rows(values_only=True)]
+    text = "\n".join(str(n) for n in notes)
+    assert "vllm_decode_graph.json.gz" in text
+    assert "AMD Instinct MI300X" in text            # spec detected although the name is empty
+    assert "rank 0 of 1" in text

@@ -77,8 +77,11 @@ def write_workbook(sheets, path: str | Path, notes: list[str] | None = None) -> 
         if truncated:
             warnings.append(f"{sh.name}: {truncated} cells over {MAX_CELL} characters were shortened")
     all_notes = list(notes or [])
+    by_note: dict[str, list[str]] = {}
     for sh in sheets:
-        all_notes += [f"{sh.name}: {n}" for n in sh.notes]
+        for n in sh.notes:
+            by_note.setdefault(n, []).append(sh.name)
+    all_notes += [f"{', '.join(names)}: {n}" for n, names in by_note.items()]
     all_notes += warnings
     if all_notes:
         ws = wb.create_sheet(title="notes")
