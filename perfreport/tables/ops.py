@@ -134,7 +134,7 @@ def ops_unique_args(tree, times: OpTimes) -> Sheet:
             "direct kernel time sum (µs)": d.sum(), "subtree kernel time sum (µs)": s.sum(),
             "CPU time mean (µs)": cpu.mean(), "CPU time sum (µs)": cpu.sum(),
             "kernels": kernels_summary_text(o.kernels or [] for o in ops),
-            "example op uid": o0.uid,
+            "example ts (µs)": o0.ts,
         })
     key = "direct kernel time sum (µs)" if tree.gpu else "CPU time sum (µs)"
     total = sum(g.dur for g in tree.gpu) if tree.gpu else sum(r[key] for r in rows)
@@ -144,7 +144,7 @@ def ops_unique_args(tree, times: OpTimes) -> Sheet:
             "direct kernel time std (µs)", "direct kernel time min (µs)",
             "direct kernel time max (µs)", "direct kernel time sum (µs)",
             "subtree kernel time sum (µs)", "CPU time mean (µs)", "CPU time sum (µs)",
-            "percent (%)", "cumulative percent (%)", "kernels", "example op uid"]
+            "percent (%)", "cumulative percent (%)", "kernels", "example ts (µs)"]
     fm = {c: US for c in cols if "(µs)" in c}
     fm.update({"count": INT, "percent (%)": PCT, "cumulative percent (%)": PCT})
     return Sheet.from_records("ops_unique_args", rows, cols, fm)

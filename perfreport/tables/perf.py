@@ -103,6 +103,10 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
         grp[2].append(sum(x.dur for x in ks) if has_gpu else op.dur)
         grp[3].add(ks)
 
+    first_gpu_ts: dict = {}
+    for g in tree.gpu:
+        if g.launcher is None:
+            first_gpu_ts.setdefault(f"(unlinked) {g.name}", g.ts)
     rows = []
     for (name, _, _, _), (op0, ev, times_, kacc) in groups.items():
         t = np.array(times_)
@@ -140,7 +144,8 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
             for k, v in ev.params.items():
                 r[f"param: {k}"] = _cell(v)
         r["kernels"] = kacc.text() if has_gpu else ""
-        r["example op uid"] = op0.uid if op0 is not None else None
+        # where to find one instance in a trace viewer (Perfetto / chrome://tracing)
+        r["example ts (µs)"] = op0.ts if op0 is not None else first_gpu_ts.get(name)
         rows.append(r)
 
     base_cols = ["name", "category", "perf model", "reason", "count", "time sum (µs)", "time mean (µs)",
@@ -148,7 +153,7 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
                  "data moved (MB)", "FLOP/byte", "TFLOP/s mean", "TB/s mean", "compute spec",
                  "roofline time (µs)", "bound", "roofline mean (%)", "roofline median (%)",
                  "roofline min (%)", "roofline max (%)", "roofline std (%)"]
-    tail_cols = ["input dims", "input types", "input strides", "concrete inputs", "kernels", "example op uid"]
+    tail_cols = ["input dims", "input types", "input strides", "concrete inputs", "kernels", "example ts (µs)"]
     total = float(sum(r["time sum (µs)"] for r in rows))
     rank(rows, "time sum (µs)", total)
     param_cols: list[str] = []
