@@ -194,7 +194,18 @@ def register(app: typer.Typer) -> None:
         opts = BenchOptions(cases=cases, backends=names, baseline=base[0], partitions=parts,
                             graph=graph, reps=reps, arch=arch, trace=trace, seed=seed)
         try:
-            res = run_bench(opts, log)
+            if quiet or not sys.stderr.isatty():
+                res = run_bench(opts, log)
+            else:
+                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+                with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                              console=err, transient=True) as prog:
+                    task = prog.add_task("bench-pa", total=len(cases) * max(1, len(names)))
+
+                    def step(done, total, label):
+                        prog.update(task, completed=done, total=total, description=label)
+
+                    res = run_bench(opts, log, on_step=step)
         except BadInput as exc:
             _bad(str(exc))
         except (ValueError, MemoryError, RuntimeError) as exc:

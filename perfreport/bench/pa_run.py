@@ -74,7 +74,9 @@ def _row(case: PACase, backend: str) -> dict:
             "clock": "", "status": "", "note": ""}
 
 
-def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda s: None) -> BenchResult:
+def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda s: None,
+              on_step: Callable[[int, int, str], None] | None = None) -> BenchResult:
+    """Run every (case, backend); ``on_step(done, total, label)`` after each (progress bars)."""
     import torch
 
     from perfreport.bench import backends as B
@@ -100,6 +102,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda s: None) -
         mods[name] = B.load(name)
     dev = "cuda" if on_gpu else "cpu"
     to_trace = []
+    total, done = len(opts.cases) * len(names), 0
     for case in opts.cases:
         inp = build_inputs(case.context_lens, q_len=case.q_len, q_heads=case.q_heads,
                            kv_heads=case.kv_heads, head_dim=case.head_dim, v_head_dim=case.v_head_dim,
@@ -112,6 +115,9 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda s: None) -
         tol = TOL_REL * max(1.0, float(ref.abs().max()))
         case_rows = []
         for name in names:
+            if on_step is not None:
+                on_step(done, total, f"{_label(case)} {name}")
+            done += 1
             row = _row(case, name)
             try:
                 prep = mods[name].prepare(inp, case, {"partitions": opts.partitions, "on_gpu": on_gpu})
