@@ -53,4 +53,18 @@ def nhd_caches(inputs):
     return inputs.key_cache, inputs.value_cache
 
 
-__all__ = ["NAMES", "Prepared", "Skip", "load", "nhd_caches", "require"]
+def empty_output(inputs, case):
+    """The bf16 output ``[num_seqs * q_len, H_Q, Dv]`` every backend writes."""
+    import torch
+    rows, hq, _ = inputs.query.shape
+    return torch.empty(rows, hq, case.v_head_dim, dtype=torch.bfloat16, device=inputs.query.device)
+
+
+def query_start_loc(case, device):
+    """Cumulative query offsets ``[0, q, 2q, ...]`` (int32, ``batch + 1`` entries)."""
+    import torch
+    return torch.arange(0, case.batch + 1, dtype=torch.int32, device=device) * case.q_len
+
+
+__all__ = ["NAMES", "Prepared", "Skip", "empty_output", "load", "nhd_caches", "query_start_loc",
+           "require"]

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import torch
 
-from perfreport.bench.backends import Prepared, Skip, nhd_caches, require
+from perfreport.bench.backends import (Prepared, Skip, empty_output, nhd_caches,
+                                       query_start_loc, require)
 
 PACKAGE = "aiter"
 PARTITION = 256
@@ -29,11 +30,11 @@ def prepare(inputs, case, opts) -> Prepared:
         raise Skip("aiter paged_attention_v1 needs Dk == Dv")
     k, v = nhd_caches(inputs)
     dev = inputs.query.device
-    rows, hq, _ = inputs.query.shape
-    out = torch.empty(rows, hq, case.v_head_dim, dtype=torch.bfloat16, device=dev)
+    out = empty_output(inputs, case)
     parts = -(-case.context // PARTITION)
+    rows, hq = out.shape[0], out.shape[1]
     ws = torch.empty(rows * hq * parts * (case.v_head_dim + 2) * 4, dtype=torch.uint8, device=dev)
-    cu_q = torch.arange(0, case.batch + 1, dtype=torch.int32, device=dev) * case.q_len
+    cu_q = query_start_loc(case, dev)
     one = torch.ones(1, dtype=torch.float32, device=dev)
     ks = inputs.k_scale if inputs.k_scale is not None else one
     vs = inputs.v_scale if inputs.v_scale is not None else one

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from perfreport.bench.backends import Prepared, Skip, nhd_caches, require
+from perfreport.bench.backends import Prepared, Skip, empty_output, nhd_caches, require
 
 PACKAGE = "flashinfer-python"
 
@@ -36,8 +36,7 @@ def prepare(inputs, case, opts) -> Prepared:
         raise Skip(f"this flashinfer cannot plan the case: {exc}") from None
     ks = float(inputs.k_scale) if inputs.k_scale is not None else None  # host read, outside timing
     vs = float(inputs.v_scale) if inputs.v_scale is not None else None
-    rows, hq, _ = inputs.query.shape
-    out = torch.empty(rows, hq, case.v_head_dim, dtype=torch.bfloat16, device=dev)
+    out = empty_output(inputs, case)
 
     def run():
         wrapper.run(inputs.query, (k, v), k_scale=ks, v_scale=vs, out=out)

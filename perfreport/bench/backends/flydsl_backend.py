@@ -12,7 +12,7 @@ import inspect
 
 import torch
 
-from perfreport.bench.backends import Prepared, Skip, require
+from perfreport.bench.backends import Prepared, Skip, empty_output, require
 from perfreport.kernels.paged_cache import nhd_to_5d
 
 PACKAGE = "flydsl"
@@ -41,8 +41,7 @@ def prepare(inputs, case, opts) -> Prepared:
     k, v = (inputs.key_cache, inputs.value_cache) if case.layout == "5D" else \
         nhd_to_5d(inputs.key_cache, inputs.value_cache)
     dev = inputs.query.device
-    rows, hq, _ = inputs.query.shape
-    out = torch.empty(rows, hq, case.v_head_dim, dtype=torch.bfloat16, device=dev)
+    out = empty_output(inputs, case)
     one = torch.ones(1, dtype=torch.float32, device=dev)
     known = {"output": out, "out": out, "query": inputs.query, "key_cache": k, "value_cache": v,
              "block_tables": inputs.block_tables, "context_lengths": inputs.context_lens,

@@ -1,9 +1,7 @@
 """``torch``: the gather-then-attend reference (fp32), the default baseline; runs on CPU too."""
 from __future__ import annotations
 
-import torch
-
-from perfreport.bench.backends import Prepared, nhd_caches
+from perfreport.bench.backends import Prepared, empty_output, nhd_caches
 from perfreport.kernels.paged_attention_ref import paged_attention_ref
 
 PACKAGE = "torch"
@@ -11,8 +9,7 @@ PACKAGE = "torch"
 
 def prepare(inputs, case, opts) -> Prepared:
     k, v = nhd_caches(inputs)  # the reference reads NHD; convert 5D once, outside the timing
-    rows, hq, _ = inputs.query.shape
-    out = torch.empty(rows, hq, case.v_head_dim, dtype=torch.bfloat16, device=inputs.query.device)
+    out = empty_output(inputs, case)
 
     def run():
         out.copy_(paged_attention_ref(inputs.query, k, v, inputs.block_tables, inputs.context_lens,

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import importlib
 
-import torch
-
-from perfreport.bench.backends import Prepared, Skip, nhd_caches, require
+from perfreport.bench.backends import (Prepared, Skip, empty_output, nhd_caches,
+                                       query_start_loc, require)
 
 PACKAGE = "vllm"
 _MODULES = ("vllm.attention.ops.triton_unified_attention", "vllm.v1.attention.ops.triton_unified_attention")
@@ -33,9 +32,8 @@ def prepare(inputs, case, opts) -> Prepared:
         raise Skip("vllm unified_attention needs Dk == Dv")
     k, v = nhd_caches(inputs)
     dev = inputs.query.device
-    rows, hq, _ = inputs.query.shape
-    out = torch.empty(rows, hq, case.v_head_dim, dtype=torch.bfloat16, device=dev)
-    cu_q = torch.arange(0, case.batch + 1, dtype=torch.int32, device=dev) * case.q_len
+    out = empty_output(inputs, case)
+    cu_q = query_start_loc(case, dev)
     ks = inputs.k_scale.expand(case.batch, case.kv_heads) if inputs.k_scale is not None else None
     vs = inputs.v_scale.expand(case.batch, case.kv_heads) if inputs.v_scale is not None else None
 
