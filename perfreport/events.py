@@ -57,13 +57,15 @@ class Columns:
         self.threads: list = []
         self.__dict__.update(cols)
 
-    def get(self, field: str, i: int):
-        v = getattr(self, field)[i]
-        if v == NONE:
-            return None
-        if v == SIDE:
-            return self.side[(field, i)]
-        return v
+
+def column_value(table, field: str, i: int):
+    """Row ``i`` of int64 column ``field`` of ``table`` (NONE -> None, SIDE -> ``table.side``)."""
+    v = getattr(table, field)[i]
+    if v == NONE:
+        return None
+    if v == SIDE:
+        return table.side[(field, i)]
+    return v
 
 
 def _int_prop(field: str, pos: int):
@@ -71,12 +73,7 @@ def _int_prop(field: str, pos: int):
         s = self._src
         if s.__class__ is tuple:
             return s[pos]
-        v = getattr(s, field)[self.uid]
-        if v == NONE:
-            return None
-        if v == SIDE:
-            return s.side[(field, self.uid)]
-        return v
+        return column_value(s, field, self.uid)
 
     def set(self, value):
         self._own()

@@ -18,7 +18,8 @@ import msgspec
 
 from perfreport.errors import BadInput
 from perfreport.events import (CPU_OP, DRIVER, GPU_ANNOTATION, KERNEL, MEMCPY, MEMSET, NONE,
-                               PYTHON, RUNTIME, SIDE, USER_ANNOTATION, GpuEvent, Op)
+                               PYTHON, RUNTIME, SIDE, USER_ANNOTATION, GpuEvent, Op,
+                               column_value)
 
 Id = int | str
 
@@ -103,12 +104,7 @@ class _Table:
         return len(self.ts)
 
     def value(self, col: str, row: int):
-        v = getattr(self, col)[row]
-        if v == NONE:
-            return None
-        if v == SIDE:
-            return self.side[(col, row)]
-        return v
+        return column_value(self, col, row)
 
 
 class CpuColumns(_Table):
