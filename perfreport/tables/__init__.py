@@ -11,10 +11,6 @@ from perfreport.tables.ops import ops_summary, ops_summary_by_category, ops_uniq
 from perfreport.tables.sheet import Sheet
 from perfreport.tables.timeline import gpu_timeline
 
-SHEET_NAMES = ["gpu_timeline", "ops_summary_by_category", "ops_summary", "ops_unique_args",
-               "kernel_summary", "short_kernels", "unified_perf_summary"]
-
-
 def build_sheets(tree, *, short_kernel_us: float = 10.0, include_unlinked: bool = True,
                  spec=None, perf: bool = True) -> list[Sheet]:
     times = OpTimes(tree)
@@ -35,4 +31,4 @@ def build_sheets(tree, *, short_kernel_us: float = 10.0, include_unlinked: bool 
     return sheets
 
 
-__all__ = ["build_sheets", "Sheet", "SHEET_NAMES", "OpTimes"]
+__all__ = ["build_sheets", "Sheet", "OpTimes"]
