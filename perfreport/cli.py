@@ -47,6 +47,7 @@ def analyze(
     models: List[Path] = typer.Option([], "--models", help="Python file registering extra perf models (repeatable)"),
     short_kernel_us: float = typer.Option(10.0, "--short-kernel-us", help="Threshold of the short_kernels sheet (µs)"),
     graph_capture: Optional[str] = typer.Option(None, "--graph-capture", help="Capture-time trace (file, or dir with execution_details.json; PATH#capture_<bs>_<mode> picks a region) to attribute CUDA/HIP-graph kernels to ops"),
+    model_config: Optional[Path] = typer.Option(None, "--model-config", help="Hugging Face config.json of the traced model: sizes the trace does not record (MoE experts, sliding window, layer types)"),
     linked_only: bool = typer.Option(False, "--linked-only", help="gpu_timeline: leave out GPU events with no CPU launch in the trace"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary"),
     summary: Optional[bool] = typer.Option(None, "--summary/--no-summary", help="Print the console summary [default: only when stdout is a terminal]"),
@@ -65,110 +66,61 @@ def analyze(
     decorate = (summary if summary is not None else (not quiet and sys.stdout.isatty())) and sheet is None
     show_progress = not quiet and sys.stderr.isatty()
     try:
-        from perfreport.models.registry import load_user_models
-        for m in models:
-            load_user_models(m)
-        from perfreport.pipeline import load_tree
-        from perfreport.specs import detect_arch, load_arch
-        from perfreport.tables import build_sheets
-
         if trace != "-" and output is not None and Path(trace).resolve() == output.resolve():
             raise BadInput(trace, "output path is the input trace; refusing to overwrite it")
-        tree = _load(trace, show_progress, err_console, graph_capture)
-        if arch:
-            spec = load_arch(arch, basis=basis)
-            arch_msg = f"GPU spec: {spec.name} (from --arch, {spec.basis} figures)"
-        else:
-            spec = detect_arch(tree.meta.get("deviceProperties"))
-            if spec is not None and basis != "peak":
-                spec = load_arch(spec.key, basis=basis)
-            arch_msg = (f"GPU spec: {spec.name} (detected from deviceProperties, {spec.basis} figures)"
-                        if spec else "GPU spec: none matched the trace's deviceProperties; roofline columns left empty (use --arch)")
-        sheets = build_sheets(tree, short_kernel_us=short_kernel_us,
-                              include_unlinked=not linked_only, spec=spec)
+        report = _analyze(trace, show_progress, err_console, arch=arch, basis=basis,
+                          graph_capture=graph_capture, model_config=model_config,
+                          models=[str(m) for m in models], short_kernel_us=short_kernel_us,
+                          linked_only=linked_only)
     except BadInput as exc:
         _err(str(exc))
         raise typer.Exit(EXIT_BAD)
 
-    partial = not tree.gpu
-    source, warnings, capture_summary = tree.source, list(tree.warnings), tree.graph_capture_summary
-    meta = tree.meta
-    _release(tree)          # sheets hold plain values: free the tree before writing
-    del tree
+    partial = not report.has_gpu
     if partial:
-        _err(f"{source}: warning: trace has no GPU events; only CPU-side sheets are filled")
-    if not quiet:
-        err_console.print(arch_msg, highlight=False) if not decorate else None
+        _err(f"{report.source}: warning: trace has no GPU events; only CPU-side sheets are filled")
+    if not quiet and not decorate:
+        err_console.print(report.arch_msg, highlight=False)
+        if report.graph_capture_summary:
+            err_console.print(report.graph_capture_summary, highlight=False)
+    for w in report.warnings:
+        _err(f"{report.source}: warning: {w}")
 
-    from perfreport.writers.excel import write_workbook
-    from perfreport.writers.text import print_sheet, write_csv_dir
+    from perfreport.writers.text import print_sheet
 
     if sheet is not None:
-        names = {s.name: s for s in sheets}
-        if sheet not in names:
-            _err(f"no sheet {sheet!r} in this report; sheets: {', '.join(names)}")
+        try:
+            print_sheet(report.sheet(sheet), fmt)
+        except KeyError as exc:
+            _err(f"--sheet: {exc.args[0]}")
             raise typer.Exit(EXIT_BAD)
-        print_sheet(names[sheet], fmt)
     xlsx = output if output is not None else (None if sheet is not None else default_output(trace))
-    notes = [f"source: {source}", arch_msg] + trace_facts(meta)
-    if capture_summary:
-        notes.append(capture_summary)
-        if not quiet:
-            err_console.print(capture_summary, highlight=False)
-    for w in warnings:
-        notes.append(w)
-        _err(f"{source}: warning: {w}")
     if xlsx is not None:
-        for w in write_workbook(sheets, xlsx, notes):
+        for w in report.to_excel(xlsx):
             _err(f"warning: {w}")
         if not quiet:
             err_console.print(f"wrote {xlsx}", highlight=False)
     if csv_dir is not None:
-        write_csv_dir(sheets, csv_dir)
+        report.to_csv_dir(csv_dir)
         if not quiet:
-            err_console.print(f"wrote {len(sheets)} CSV files to {csv_dir}", highlight=False)
+            err_console.print(f"wrote {len(report.sheets)} CSV files to {csv_dir}", highlight=False)
     if decorate:
         from perfreport.writers.console import print_summary
-        print_summary(sheets, out_console, header=f"[bold]{source}[/bold] — {arch_msg}")
+        print_summary(report.sheets, out_console, header=f"[bold]{report.source}[/bold] — {report.arch_msg}")
     raise typer.Exit(EXIT_PARTIAL if partial else EXIT_OK)
 
 
-def trace_facts(meta: dict) -> list[str]:
-    """One-line facts from the trace's top-level metadata for the notes sheet."""
-    out = []
-    di = meta.get("distributedInfo")
-    if isinstance(di, dict) and "rank" in di:
-        out.append(f"rank {di.get('rank')} of {di.get('world_size', '?')} (distributedInfo)")
-    devs = meta.get("deviceProperties")
-    if isinstance(devs, list) and devs:
-        names = sorted({str(d.get("name") or "(no name)") for d in devs if isinstance(d, dict)})
-        out.append(f"deviceProperties: {len(devs)} device(s): {', '.join(names)}")
-    for k in ("cuda_runtime_version", "hip_runtime_version", "roctracer_version", "schemaVersion"):
-        if k in meta:
-            out.append(f"{k}: {meta[k]}")
-    return out
-
-
-def _release(tree) -> None:
-    """Drop the tree's records now (parent/child links are cycles: collect them)."""
-    import gc
-    tree.ops = tree.gpu = tree.roots = tree.gpu_annotations = []
-    tree._by_name = None
-    gc.collect()
-
-
-def _load(trace: str, show_progress: bool, console, graph_capture: str | None = None):
-    from perfreport.pipeline import load_tree
+def _analyze(trace: str, show_progress: bool, console, **kw):
+    from perfreport.pipeline import analyze as run
     if not show_progress:
-        return load_tree(trace, graph_capture=graph_capture)
+        return run(trace, **kw)
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
     from perfreport.read.source import Source
     size = Source(trace).size
     with Progress(TextColumn("reading"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
                   console=console, transient=True) as prog:
         task = prog.add_task("read", total=size)
-        return load_tree(trace, graph_capture=graph_capture,
-                         on_progress=lambda n: prog.update(task, completed=n))
+        return run(trace, on_progress=lambda n: prog.update(task, completed=n), **kw)
 
 
 @app.command()

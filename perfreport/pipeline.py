@@ -1,23 +1,111 @@
-"""The analyze pipeline: read -> tree -> passes. Tables and writers are driven by the CLI."""
+"""The analyze flow, end to end: read -> tree -> passes -> models/tables -> :class:`Report`.
+
+:func:`analyze` is the public entry point (``perfreport.analyze``); the CLI is a thin layer
+over it. :func:`load_tree` stops after the passes (for tests and tools that walk the tree).
+"""
 from __future__ import annotations
 
-from typing import Callable
+import os
+from typing import BinaryIO, Callable, Iterable, Union
 
+from perfreport.errors import BadInput
 from perfreport.passes import run_passes
 from perfreport.read import read_trace
+from perfreport.report import Report, trace_facts
 from perfreport.tree import TraceTree, build_tree
 
+TraceInput = Union[str, "os.PathLike[str]", BinaryIO]
 
-def load_tree(spec: str, *, keep_python: bool = False, passes: bool = True,
-              graph_capture: str | None = None,
+
+def load_tree(spec: TraceInput, *, keep_python: bool = False, passes: bool = True,
+              graph_capture: str | None = None, model_config=None,
               on_progress: Callable[[int], None] | None = None) -> TraceTree:
-    """Read ``spec`` (path or ``-``), build the tree, merge a graph-capture trace, run passes."""
-    raw = read_trace(spec, keep_python=keep_python, on_progress=on_progress)
+    """Read ``spec`` (path, ``-`` or a binary file object), build the tree, merge a
+    graph-capture trace, run the passes."""
+    raw = read_trace(_spec(spec), keep_python=keep_python, on_progress=on_progress)
     tree = build_tree(raw)
-    tree.graph_capture_summary = None
+    tree.model_config = _model_config(model_config)
     if graph_capture:
         from perfreport.tree.graph_capture import apply_capture_option
-        tree.graph_capture_summary = apply_capture_option(tree, graph_capture)
+        tree.graph_capture_summary = apply_capture_option(tree, str(graph_capture))
     if passes:
         run_passes(tree)
     return tree
+
+
+def analyze(trace: TraceInput, *, arch=None, basis: str = "peak", graph_capture: str | None = None,
+            model_config=None, models: Iterable[str] = (), short_kernel_us: float = 10.0,
+            linked_only: bool = False,
+            on_progress: Callable[[int], None] | None = None) -> Report:
+    """Analyze one trace and return its :class:`Report` (sheets, notes, spec).
+
+    ``trace``: a path, ``"-"`` (stdin) or a binary file object (gzip detected by content).
+    ``arch``: a spec name (``perfreport archs``), a spec JSON path, a ``GpuSpec``, or None to
+    detect the GPU from the trace's ``deviceProperties``. ``basis``: ``peak`` or ``achievable``.
+    ``model_config``: a Hugging Face ``config.json`` path or a ``ModelConfig``.
+    ``models``: Python files registering extra perf models. Bad input raises
+    :class:`perfreport.errors.BadInput` (one-line message naming the file).
+    """
+    from perfreport.models.registry import load_user_models
+    from perfreport.tables import build_sheets
+
+    if basis not in ("peak", "achievable"):
+        raise BadInput("--basis", f"must be peak or achievable, not {basis!r}")
+    for m in models:
+        load_user_models(m)
+    tree = load_tree(trace, graph_capture=graph_capture, model_config=model_config,
+                     on_progress=on_progress)
+    spec, arch_msg = _spec_for(tree, arch, basis)
+    sheets = build_sheets(tree, short_kernel_us=short_kernel_us,
+                          include_unlinked=not linked_only, spec=spec)
+    notes = [f"source: {tree.source}", arch_msg] + trace_facts(tree.meta)
+    if tree.graph_capture_summary:
+        notes.append(tree.graph_capture_summary)
+    if tree.model_config is not None:
+        notes.append(f"model config: {tree.model_config.source}")
+    notes.extend(tree.warnings)
+    report = Report(source=tree.source, sheets=sheets, notes=notes, spec=spec, arch_msg=arch_msg,
+                    warnings=list(tree.warnings), graph_capture_summary=tree.graph_capture_summary,
+                    has_gpu=bool(tree.gpu), meta=tree.meta)
+    tree.release()          # sheets hold plain values: free the records before writing
+    return report
+
+
+def _spec(spec: TraceInput):
+    if isinstance(spec, os.PathLike):
+        return os.fspath(spec)
+    return spec
+
+
+def _model_config(cfg):
+    if cfg is None or not isinstance(cfg, (str, os.PathLike)):
+        return cfg
+    from perfreport.model_config import load_model_config
+    return load_model_config(cfg)
+
+
+def _spec_for(tree: TraceTree, arch, basis: str):
+    from perfreport.specs import GpuSpec, detect_arch, load_arch
+    if isinstance(arch, GpuSpec):
+        return arch, f"GPU spec: {arch.name} (given, {arch.basis} figures)"
+    if arch:
+        spec = load_arch(str(arch), basis=basis)
+        return spec, f"GPU spec: {spec.name} (from --arch, {spec.basis} figures)"
+    spec = detect_arch(tree.meta.get("deviceProperties"))
+    if spec is not None and basis != "peak":
+        spec = load_arch(spec.key, basis=basis)
+    if spec is not None:
+        return spec, f"GPU spec: {spec.name} (detected from deviceProperties, {spec.basis} figures)"
+    return None, ("GPU spec: none matched the trace's deviceProperties"
+                  f"{_devices_seen(tree.meta)}; roofline columns left empty (use --arch)")
+
+
+def _devices_seen(meta: dict) -> str:
+    devs = meta.get("deviceProperties")
+    if not isinstance(devs, list) or not devs:
+        return " (the trace has none)"
+    names = sorted({str(d.get("name") or "(no name)") for d in devs if isinstance(d, dict)})
+    return f" (saw: {', '.join(names)})" if names else ""
+
+
+__all__ = ["analyze", "load_tree"]

@@ -20,8 +20,13 @@ GZIP_MAGIC = b"\x1f\x8b"
 class Source:
     """A trace input: ``name`` for messages, ``size`` in bytes on disk (None for stdin)."""
 
-    def __init__(self, spec: str):
-        self.name = "<stdin>" if spec == "-" else spec
+    def __init__(self, spec):
+        self.stream: BinaryIO | None = None
+        if hasattr(spec, "read"):          # a binary file object (Python API)
+            self.stream, spec = spec, "-"
+            self.name = str(getattr(self.stream, "name", "<stream>"))
+        else:
+            self.name = "<stdin>" if spec == "-" else spec
         self.spec = spec
         self.size: int | None = None
         if spec != "-":
@@ -40,7 +45,10 @@ class Source:
         """Decompressed chunks. ``on_progress(n)`` gets the raw bytes consumed so far."""
         raw: BinaryIO
         try:
-            raw = sys.stdin.buffer if self.spec == "-" else open(self.spec, "rb")
+            if self.stream is not None:
+                raw = self.stream
+            else:
+                raw = sys.stdin.buffer if self.spec == "-" else open(self.spec, "rb")
         except OSError as exc:
             raise BadInput(self.name, f"cannot open: {exc.strerror}") from None
         try:
@@ -66,7 +74,7 @@ class Source:
         except OSError as exc:
             raise BadInput(self.name, f"read error: {exc}") from None
         finally:
-            if raw is not sys.stdin.buffer:
+            if raw is not sys.stdin.buffer and raw is not self.stream:
                 raw.close()
 
     def _gunzip(self, raw: BinaryIO, head: bytes, on_progress) -> Iterator[bytes]:

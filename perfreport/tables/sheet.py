@@ -35,6 +35,10 @@ class Sheet:
         import pandas as pd
         return pd.DataFrame(self.rows, columns=self.columns)
 
+    def to_pandas(self):
+        """The sheet as a pandas DataFrame (pandas is imported only here)."""
+        return self.df
+
 
 def rank(records: list[dict], key: str, total: float) -> list[dict]:
     """Sort by ``key`` descending (stable) and add percent / cumulative percent of ``total``."""

@@ -24,6 +24,8 @@ class TraceTree:
     * ``gpu_annotations``: ``gpu_user_annotation`` ranges (not counted as GPU work)
     * ``roots`` : top-level CPU events per (pid, tid)
     * ``unlinked``: GPU events no launch claims (still counted in the timeline)
+    * ``model_config``: the :class:`~perfreport.model_config.ModelConfig` given with
+      ``--model-config`` (None without one); passes read it, models never do
     """
 
     def __init__(self, source: str, meta: dict, ops: list[Op], gpu: list[GpuEvent],
@@ -41,6 +43,17 @@ class TraceTree:
         self.thread_names: dict = {}
         self.n_events = 0
         self.graph_capture_summary: str | None = None
+        self.model_config = None
+
+    def release(self) -> None:
+        """Drop the records (parent/child links are cycles: collect them) once sheets are built."""
+        import gc
+        self.ops = []
+        self.gpu = []
+        self.roots = []
+        self.gpu_annotations = []
+        self._by_name = None
+        gc.collect()
 
     @property
     def unlinked(self) -> list[GpuEvent]:

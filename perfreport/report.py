@@ -1,0 +1,96 @@
+"""The result of :func:`perfreport.analyze`: sheets, notes, GPU spec, and its writers."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perfreport.tables.sheet import Sheet
+
+
+@dataclass
+class Report:
+    """One analyzed trace.
+
+    * ``sheets``: the report's :class:`~perfreport.tables.Sheet` objects, in report order;
+      :meth:`sheet` finds one by name (or unique prefix);
+    * ``notes``: report-level facts (source, GPU spec used, trace facts, warnings), as in the
+      workbook's ``notes`` sheet; ``sheet.notes`` hold each sheet's own notes;
+    * ``spec``: the :class:`~perfreport.specs.GpuSpec` used for rooflines (None if none matched);
+    * ``has_gpu``: False when the trace holds no GPU events (CPU-side sheets only).
+    """
+
+    source: str
+    sheets: list[Sheet]
+    notes: list[str]
+    spec: Any = None
+    arch_msg: str = ""
+    warnings: list[str] = field(default_factory=list)
+    graph_capture_summary: str | None = None
+    has_gpu: bool = True
+    meta: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def sheet_names(self) -> list[str]:
+        return [s.name for s in self.sheets]
+
+    def sheet(self, name: str) -> Sheet:
+        """The sheet called ``name``, or the only one whose name starts with it (KeyError else)."""
+        by = {s.name: s for s in self.sheets}
+        if name in by:
+            return by[name]
+        hits = [n for n in by if n.startswith(name)]
+        if len(hits) == 1:
+            return by[hits[0]]
+        if hits:
+            raise KeyError(f"sheet {name!r} is ambiguous: matches {', '.join(hits)}")
+        raise KeyError(f"no sheet {name!r} in this report; sheets: {', '.join(by)}")
+
+    # -- writers -------------------------------------------------------------------------
+    def to_excel(self, path: str | Path) -> list[str]:
+        """Write the workbook atomically; returns warnings (e.g. Excel truncations)."""
+        from perfreport.writers.excel import write_workbook
+        return write_workbook(self.sheets, path, self.notes)
+
+    def to_csv_dir(self, directory: str | Path) -> list[Path]:
+        """One ``<sheet>.csv`` per sheet in ``directory`` (created); returns the paths."""
+        from perfreport.writers.text import write_csv_dir
+        return write_csv_dir(self.sheets, directory)
+
+    def to_dict(self) -> dict:
+        """Plain data: ``{"source", "notes", "spec", "sheets": {name: {"notes", "rows"}}}``."""
+        from perfreport.writers.cells import rows
+        return {"source": self.source, "notes": list(self.notes),
+                "spec": self.spec.key if self.spec is not None else None,
+                "sheets": {s.name: {"notes": list(s.notes),
+                                    "rows": [dict(zip(map(str, s.columns), r)) for r in rows(s)]}
+                           for s in self.sheets}}
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        """The report as JSON text (:meth:`to_dict`); also written atomically to ``path`` if given."""
+        import orjson
+        text = orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY).decode() + "\n"
+        if path is not None:
+            from perfreport.writers.atomic import atomic_path
+            with atomic_path(path, suffix=".json") as tmp:
+                Path(tmp).write_text(text, encoding="utf-8")
+        return text
+
+
+def trace_facts(meta: dict) -> list[str]:
+    """One-line facts from the trace's top-level metadata for the notes sheet."""
+    out = []
+    di = meta.get("distributedInfo")
+    if isinstance(di, dict) and "rank" in di:
+        out.append(f"rank {di.get('rank')} of {di.get('world_size', '?')} (distributedInfo)")
+    devs = meta.get("deviceProperties")
+    if isinstance(devs, list) and devs:
+        names = sorted({str(d.get("name") or "(no name)") for d in devs if isinstance(d, dict)})
+        out.append(f"deviceProperties: {len(devs)} device(s): {', '.join(names)}")
+    for k in ("cuda_runtime_version", "hip_runtime_version", "roctracer_version", "schemaVersion"):
+        if k in meta:
+            out.append(f"{k}: {meta[k]}")
+    return out
+
+
+__all__ = ["Report", "trace_facts"]
