@@ -55,3 +55,17 @@ def print_summary(sheets, console: Console, *, top: int = 15, header: str = "") 
             if n not in seen:
                 seen.add(n)
                 console.print(f"[dim]{n}[/dim]", highlight=False)
+
+
+def print_diff_summary(report, console: Console, top: int = 10) -> None:
+    """``perfreport diff`` on a terminal: the totals, the top rows gained or lost, timelines."""
+    console.print(f"[bold]{report.source}[/bold]", highlight=False)
+    console.print(sheet_table(report.sheet("diff_summary")))
+    cols = ["match", "status", "name", "input dims", "time A (µs)", "time B (µs)", "delta (µs)",
+            "speedup (A/B)", "roofline mean A (%)", "roofline mean B (%)"]
+    console.print(sheet_table(report.sheet("diff_ops"), top, cols))
+    tl = report.sheet("diff_gpu_timeline")
+    if tl.rows:
+        console.print(sheet_table(tl))
+    for n in report.sheet("diff_summary").notes:
+        console.print(f"[dim]{n}[/dim]", highlight=False)
