@@ -23,7 +23,9 @@ def load_tree(spec: TraceInput, *, keep_python: bool = False, passes: bool = Tru
     """Read ``spec`` (path, ``-`` or a binary file object), build the tree, merge a
     graph-capture trace, run the passes."""
     raw = read_trace(_spec(spec), keep_python=keep_python, on_progress=on_progress)
+    warnings = list(raw.warnings)
     tree = build_tree(raw)
+    tree.warnings[:0] = warnings          # the reader's (repairs, ignored metadata) first
     tree.model_config = _model_config(model_config)
     if graph_capture:
         from perfreport.tree.graph_capture import apply_capture_option

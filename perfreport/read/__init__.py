@@ -11,6 +11,7 @@ from typing import Callable
 from perfreport.errors import BadInput
 from perfreport.read import heap
 from perfreport.read.kineto import EVENT_DECODER, Collector
+from perfreport.read.meta import check_meta
 from perfreport.read.source import Source
 from perfreport.read.splitter import Split, iter_batches
 
@@ -41,14 +42,14 @@ def read_trace(spec: str, *, keep_python: bool = False,
     try:
         for batch in iter_batches(src.chunks(on_progress), EVENT_DECODER, src.name, split):
             col.add(batch)
-    except UnicodeDecodeError:
-        raise BadInput(src.name, "not UTF-8 JSON") from None
     finally:
         if gc_was:
             gc.enable()
     if col.n_events == 0:
         raise BadInput(src.name, "traceEvents is empty")
-    return RawTrace(src.name, split.meta, col, src.size)
+    split.repairs.update(col.repairs)
+    warnings = split.warnings() + check_meta(split.meta)
+    return RawTrace(src.name, split.meta, col, src.size, warnings)
 
 
 __all__ = ["read_trace", "RawTrace", "Source"]

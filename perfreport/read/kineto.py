@@ -13,10 +13,12 @@ on these columns and materializes :class:`~perfreport.events.Op` /
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 
 import msgspec
 
 from perfreport.errors import BadInput
+from perfreport.read.repair import loads_args
 from perfreport.events import (CPU_OP, DRIVER, GPU_ANNOTATION, KERNEL, MEMCPY, MEMSET, NONE,
                                PYTHON, RUNTIME, SIDE, USER_ANNOTATION, GpuEvent, Op,
                                column_value)
@@ -175,6 +177,7 @@ class Collector:
         self.process_labels: dict = {}
         self.thread_names: dict = {}
         self.n_events = 0
+        self.repairs: Counter = Counter()          # what loads_args repaired in args
         self.consumed = False                      # set by build_tree (CPU columns freed)
         self._name_code: dict[str, int] = {}
         self._thr_code: dict[tuple, int] = {}
@@ -239,7 +242,29 @@ class Collector:
 
     # -- reading ---------------------------------------------------------------------------
     def _bad(self, ev: Ev, problem: str):
-        raise BadInput(self.source, f"event {self.n_events} ({ev.cat or ev.ph} {ev.name[:60]!r}) {problem}")
+        raise BadInput(self.source, f"traceEvents[{self.n_events - 1}] ({ev.cat or ev.ph} "
+                                    f"{ev.name[:60]!r}) {problem}")
+
+    def _args(self, ev: Ev, decode):
+        """``decode(ev.args)``, repairing bad text (see :mod:`perfreport.read.repair`)."""
+        try:
+            return decode(ev.args)
+        except msgspec.ValidationError as exc:
+            self._bad(ev, f"has malformed args ({exc})")
+        except (msgspec.DecodeError, RecursionError):
+            pass
+        try:
+            return decode(msgspec.json.encode(self._lenient(ev)))
+        except msgspec.ValidationError as exc:
+            self._bad(ev, f"has malformed args ({exc})")
+
+    def _lenient(self, ev: Ev):
+        try:
+            return loads_args(ev.args, self.repairs)
+        except RecursionError:
+            self._bad(ev, "has args nested too deeply for the JSON decoder")
+        except (msgspec.DecodeError, ValueError) as exc:
+            self._bad(ev, f"has malformed args ({exc})")
 
     def add(self, batch: list[Ev]) -> None:
         cpu_cats = self._cpu_cats
@@ -292,11 +317,8 @@ class Collector:
                         if code == C_RUNTIME or code == C_DRIVER:
                             corr = ext = None
                             if ev.args:
-                                try:
-                                    a = rt_args(ev.args)
-                                except msgspec.ValidationError as exc:
-                                    self.n_events = n
-                                    self._bad(ev, f"has malformed args ({exc})")
+                                self.n_events = n
+                                a = self._args(ev, rt_args)
                                 corr, ext = a.correlation, a.ext
                             c_args(-1)
                             try:           # typed: int or None
@@ -357,10 +379,7 @@ class Collector:
             else:
                 self._bad(ev, "has no args (device/stream/correlation)")
         else:
-            try:
-                a = _gpu_args(ev.args)
-            except msgspec.ValidationError as exc:
-                self._bad(ev, f"has malformed args ({exc})")
+            a = self._args(ev, _gpu_args)
         name = ev.name
         nc = self._name_code.get(name)
         if nc is None:
@@ -406,7 +425,7 @@ class Collector:
             return -1, None, None
         try:
             a = _op_args(raw)
-        except (msgspec.ValidationError, msgspec.DecodeError):
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
             a = None
         if a is not None:
             key = b"\x00".join((a.ci, a.it, a.ist, a.idm, a.fwd))
@@ -415,8 +434,8 @@ class Collector:
                 return got, a.ext, a.seq
         try:
             d = _any(raw)
-        except msgspec.DecodeError:
-            self._bad(ev, "has malformed args")
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            d = self._lenient(ev)
         if not isinstance(d, dict):
             return -1, None, None
         ext = d.get("External id")
@@ -440,8 +459,11 @@ class Collector:
             return
         try:
             a = _any(ev.args)
-        except msgspec.DecodeError:
-            return
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            try:
+                a = self._lenient(ev)
+            except BadInput:        # unreadable metadata args: names stay unknown
+                return
         if not isinstance(a, dict):
             return
         if ev.name == "process_name":

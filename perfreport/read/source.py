@@ -6,7 +6,9 @@ Accepts a path to ``.json`` or gzip-compressed JSON (detected by the magic bytes
 """
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 import zlib
 from typing import BinaryIO, Callable, Iterator
@@ -28,18 +30,22 @@ class Source:
         else:
             self.name = "<stdin>" if spec == "-" else spec
         self.spec = spec
-        self.size: int | None = None
+        self.size: int | None = None     # None: a stream (stdin, FIFO, process substitution)
+        self.gzip = False
         if spec != "-":
-            if not os.path.exists(spec):
-                raise BadInput(spec, "no such file")
-            if os.path.isdir(spec):
-                raise BadInput(spec, "is a directory, not a trace file")
             try:
-                self.size = os.path.getsize(spec)
+                st = os.stat(spec)
             except OSError as exc:
-                raise BadInput(spec, f"cannot read: {exc.strerror}") from None
-            if self.size == 0:
-                raise BadInput(spec, "file is empty")
+                raise BadInput(spec, _why(exc)) from None
+            if stat.S_ISDIR(st.st_mode):
+                raise BadInput(spec, "is a directory, not a trace file")
+            if stat.S_ISREG(st.st_mode):
+                self.size = st.st_size
+                if self.size == 0:
+                    raise BadInput(spec, "file is empty")
+            elif not (stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode)
+                      or stat.S_ISSOCK(st.st_mode)):
+                raise BadInput(spec, "is not a regular file or a stream")
 
     def chunks(self, on_progress: Callable[[int], None] | None = None) -> Iterator[bytes]:
         """Decompressed chunks. ``on_progress(n)`` gets the raw bytes consumed so far."""
@@ -78,36 +84,50 @@ class Source:
                 raw.close()
 
     def _gunzip(self, raw: BinaryIO, head: bytes, on_progress) -> Iterator[bytes]:
-        # zlib with wbits=47 (32+15) decodes gzip; concatenated members are handled too.
-        d = zlib.decompressobj(47)
-        consumed = 0
-        pending = head
+        """Inflate gzip (concatenated members too) from the stream, ``CHUNK`` bytes of output
+        at a time: a gzip bomb costs time, never memory (the splitter's limits end it)."""
+        self.gzip = True
+        d = zlib.decompressobj(47)      # wbits 32+15: gzip header and trailer
+        consumed = len(head)
+        data = head
         while True:
             b = raw.read(CHUNK // 4)
-            data = pending + b
-            pending = b""
-            if not data:
-                break
-            consumed += len(data)
-            try:
-                out = d.decompress(data)
-                while d.eof and d.unused_data:        # next gzip member
+            consumed += len(b)
+            data += b
+            while True:
+                try:
+                    out = d.decompress(data, CHUNK)
+                except zlib.error as exc:
+                    raise BadInput(self.name, f"corrupt gzip data ({exc})") from None
+                data = d.unconsumed_tail
+                if d.eof:
                     rest = d.unused_data
-                    d = zlib.decompressobj(47)
-                    out += d.decompress(rest)
-            except zlib.error as exc:
-                raise BadInput(self.name, f"corrupt gzip data ({exc})") from None
+                    data = b""
+                    if rest.strip(b"\0"):              # another member follows
+                        d = zlib.decompressobj(47)
+                        data = rest
+                if out:
+                    yield out
+                if not data and len(out) < CHUNK:
+                    break
             if on_progress:
                 on_progress(consumed)
-            if out:
-                yield out
             if not b:
                 break
         if not d.eof:
             raise BadInput(self.name, "truncated gzip file (unexpected end of compressed data)")
-        tail = d.flush()
-        if tail:
-            yield tail
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.ENOENT:
+        return "no such file"
+    if exc.errno == errno.ELOOP:
+        return "too many levels of symbolic links (a symlink loop?)"
+    if exc.errno == errno.EACCES:
+        return "permission denied"
+    if exc.errno == errno.ENOTDIR:
+        return "a part of the path is not a directory"
+    return f"cannot read: {exc.strerror}"
 
 
 __all__ = ["Source", "CHUNK"]
