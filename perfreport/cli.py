@@ -12,7 +12,8 @@ from typing import List, Optional
 
 import typer
 
-from perfreport.errors import BadInput
+from perfreport.errors import BadInput, Interrupted, exit_on_signals, printable
+from perfreport.writers.targets import default_output
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Roofline reports for PyTorch profiler traces; paged-attention decode bench.")
@@ -21,18 +22,7 @@ EXIT_OK, EXIT_FAIL, EXIT_BAD, EXIT_PARTIAL = 0, 1, 2, 3
 
 
 def _err(msg: str) -> None:
-    sys.stderr.write(f"perfreport: {msg}\n")
-
-
-def default_output(trace: str) -> Path:
-    if trace == "-":
-        return Path("stdin_perf_report.xlsx")
-    p = Path(trace)
-    name = p.name
-    for suf in (".gz", ".json"):
-        if name.endswith(suf):
-            name = name[: -len(suf)]
-    return p.with_name(f"{name}_perf_report.xlsx")
+    sys.stderr.write(f"perfreport: {printable(msg)}\n")
 
 
 @app.command()
@@ -61,13 +51,20 @@ def analyze(
     if basis not in ("peak", "achievable"):
         _err(f"--basis must be peak or achievable, not {basis!r}")
         raise typer.Exit(EXIT_BAD)
+    # output targets (and that none is an input) are checked before any work: issue 10
+    xlsx = output if output is not None else (None if sheet is not None else default_output(trace))
+    try:
+        from perfreport.writers.targets import check_outputs, input_files
+        inputs = input_files(trace, graph_capture, arch, models, model_config)
+        check_outputs(xlsx, csv_dir, inputs)
+    except BadInput as exc:
+        _err(str(exc))
+        raise typer.Exit(EXIT_BAD)
     err_console = Console(stderr=True)
     out_console = Console() if sys.stdout.isatty() else Console(width=180)
     decorate = (summary if summary is not None else (not quiet and sys.stdout.isatty())) and sheet is None
     show_progress = not quiet and sys.stderr.isatty()
     try:
-        if trace != "-" and output is not None and Path(trace).resolve() == output.resolve():
-            raise BadInput(trace, "output path is the input trace; refusing to overwrite it")
         report = _analyze(trace, show_progress, err_console, arch=arch, basis=basis,
                           graph_capture=graph_capture, model_config=model_config,
                           models=[str(m) for m in models], short_kernel_us=short_kernel_us,
@@ -94,19 +91,20 @@ def analyze(
         except KeyError as exc:
             _err(f"--sheet: {exc.args[0]}")
             raise typer.Exit(EXIT_BAD)
-    xlsx = output if output is not None else (None if sheet is not None else default_output(trace))
     if xlsx is not None:
         for w in report.to_excel(xlsx):
             _err(f"warning: {w}")
         if not quiet:
             err_console.print(f"wrote {xlsx}", highlight=False)
     if csv_dir is not None:
-        report.to_csv_dir(csv_dir)
+        report.to_csv_dir(csv_dir, protect=inputs)
         if not quiet:
             err_console.print(f"wrote {len(report.sheets)} CSV files to {csv_dir}", highlight=False)
     if decorate:
         from perfreport.writers.console import print_summary
-        print_summary(report.sheets, out_console, header=f"[bold]{report.source}[/bold] — {report.arch_msg}")
+        from perfreport.writers.cells import console_text
+        print_summary(report.sheets, out_console,
+                      header=f"[bold]{console_text(report.source)}[/bold] — {report.arch_msg}")
     raise typer.Exit(EXIT_PARTIAL if partial else EXIT_OK)
 
 
@@ -145,9 +143,9 @@ def diff(
         _err(f"--format must be csv, json or table, not {fmt!r}")
         raise typer.Exit(EXIT_BAD)
     try:
-        for p in (output, csv_dir, json_out):
-            if p is not None and any(Path(x).resolve() == p.resolve() for x in (a, b)):
-                raise BadInput(str(p), "output path is an input; refusing to overwrite it")
+        from perfreport.writers.targets import check_outputs, input_files
+        inputs = input_files("-", others={a: "input A", b: "input B"})
+        check_outputs([output, json_out], csv_dir, inputs)
         report = run_diff(a, b, arch_a=arch_a, arch_b=arch_b)
     except BadInput as exc:
         _err(str(exc))
@@ -163,7 +161,7 @@ def diff(
         for w in report.to_excel(output):
             _err(f"warning: {w}")
     if csv_dir is not None:
-        report.to_csv_dir(csv_dir)
+        report.to_csv_dir(csv_dir, protect=inputs)
     if json_out is not None:
         report.to_json(json_out)
     if (summary if summary is not None else sheet is None) and not quiet:
@@ -216,11 +214,15 @@ _register_bench()
 
 
 def main() -> None:
+    exit_on_signals()
     try:
         app()
     except BadInput as exc:
         _err(str(exc))
         sys.exit(EXIT_BAD)
+    except Interrupted as exc:
+        _err(f"interrupted ({exc.name}); no partial output was left")
+        sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         _err("interrupted")
         sys.exit(130)

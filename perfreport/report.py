@@ -52,10 +52,10 @@ class Report:
         from perfreport.writers.excel import write_workbook
         return write_workbook(self.sheets, path, self.notes)
 
-    def to_csv_dir(self, directory: str | Path) -> list[Path]:
+    def to_csv_dir(self, directory: str | Path, protect: dict | None = None) -> list[Path]:
         """One ``<sheet>.csv`` per sheet in ``directory`` (created); returns the paths."""
         from perfreport.writers.text import write_csv_dir
-        return write_csv_dir(self.sheets, directory)
+        return write_csv_dir(self.sheets, directory, protect=protect)
 
     def to_dict(self) -> dict:
         """Plain data: ``{"source", "notes", "spec", "sheets": {name: {"notes", "rows"}}}``."""

@@ -88,7 +88,7 @@ def load_user_models(path: str | Path) -> None:
     mod = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(mod)
-    except Exception as exc:  # user code: report in one line
+    except (Exception, SystemExit) as exc:  # user code: report in one line (exit() too)
         raise BadInput(str(p), f"models file failed to load: {type(exc).__name__}: {exc}") from None
 
 

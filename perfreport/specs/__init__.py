@@ -21,6 +21,7 @@ basis it did not use.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +49,70 @@ def _norm(s: str) -> str:
     return re.sub(r"[\s\-]+", "_", s.strip().lower())
 
 
+def _bad(origin: str, where: str, want: str, v) -> BadInput:
+    got = "null" if v is None else type(v).__name__
+    shown = repr(v) if isinstance(v, (int, float, str)) and not isinstance(v, bool) else got
+    if len(shown) > 40:
+        shown = shown[:37] + "..."
+    return BadInput(origin, f"GPU spec field {where} must be {want}, not {shown}")
+
+
+def _positive(origin: str, where: str, v, optional: bool = True) -> None:
+    if v is None and optional:
+        return
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise _bad(origin, where, "a positive finite number", v)
+
+
+def _peaks(origin: str, where: str, v) -> None:
+    if v is None:
+        return
+    if not isinstance(v, dict):
+        raise _bad(origin, where, "an object of {compute spec: TFLOP/s}", v)
+    for k, x in v.items():
+        _positive(origin, f"{where}.{k}", x, optional=False)
+
+
+def validate(doc: dict, origin: str) -> None:
+    """Refuse a spec document with a wrong field type or a non-positive figure, naming the
+    field (a negative peak would give a negative roofline time)."""
+    if not isinstance(doc.get("key"), str) or not doc["key"].strip():
+        raise _bad(origin, "key", "a non-empty string", doc.get("key"))
+    if "name" in doc and not isinstance(doc["name"], str):
+        raise _bad(origin, "name", "a string", doc["name"])
+    _positive(origin, "mem_bw_tbps", doc.get("mem_bw_tbps"))
+    _peaks(origin, "peaks_tflops", doc.get("peaks_tflops"))
+    llc = doc.get("llc_bytes")
+    if llc is not None and (isinstance(llc, bool) or not isinstance(llc, int) or llc < 0):
+        raise _bad(origin, "llc_bytes", "a non-negative integer", llc)
+    for k in ("aliases",):
+        v = doc.get(k, [])
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise _bad(origin, k, "a list of strings", v)
+    for k in ("sources", "match"):
+        if not isinstance(doc.get(k, {}), dict):
+            raise _bad(origin, k, "an object", doc.get(k))
+    pats = doc.get("match", {}).get("name_patterns", [])
+    if not isinstance(pats, list) or not all(isinstance(x, str) for x in pats):
+        raise _bad(origin, "match.name_patterns", "a list of strings", pats)
+    for x in pats:
+        try:
+            re.compile(x)
+        except re.error as exc:
+            raise BadInput(origin, f"GPU spec field match.name_patterns: bad regex {x!r} ({exc})") from None
+    fb = doc.get("match", {}).get("fallback")
+    if fb is not None and not isinstance(fb, dict):
+        raise _bad(origin, "match.fallback", "an object", fb)
+    ach = doc.get("achievable")
+    if ach is not None:
+        if not isinstance(ach, dict):
+            raise _bad(origin, "achievable", "an object", ach)
+        _positive(origin, "achievable.mem_bw_tbps", ach.get("mem_bw_tbps"))
+        _peaks(origin, "achievable.peaks_tflops", ach.get("peaks_tflops"))
+
+
 def _from_doc(doc: dict, origin: str, basis: str) -> GpuSpec:
+    validate(doc, origin)
     try:
         key = str(doc["key"])
         peaks = {str(k): float(v) for k, v in doc.get("peaks_tflops", {}).items()}
@@ -87,13 +151,19 @@ def list_archs() -> list[GpuSpec]:
 def load_arch(name_or_path: str, basis: str = "peak") -> GpuSpec:
     """A built-in GPU by key, name or alias (case-insensitive), or a JSON file in the same format."""
     p = Path(name_or_path)
-    if name_or_path.endswith(".json") or p.is_file():
-        if not p.is_file():
+    is_file = p.exists() and not p.is_dir()      # a FIFO / <(...) works too
+    if name_or_path.endswith(".json") or is_file:
+        if not is_file:
             raise BadInput(name_or_path, "GPU spec file not found")
         try:
-            doc = json.loads(p.read_text())
-        except (OSError, ValueError) as exc:
-            raise BadInput(name_or_path, f"unreadable GPU spec file: {exc}") from None
+            with open(p, "rb") as f:
+                text = f.read((1 << 20) + 1)
+            if len(text) > 1 << 20:
+                raise ValueError("larger than 1 MiB")
+            doc = json.loads(text)
+        except (OSError, ValueError, RecursionError) as exc:
+            msg = exc.strerror if isinstance(exc, OSError) else str(exc)
+            raise BadInput(name_or_path, f"unreadable GPU spec file: {msg}") from None
         if not isinstance(doc, dict):
             raise BadInput(name_or_path, "GPU spec file must hold a JSON object")
         return _from_doc(doc, name_or_path, basis)

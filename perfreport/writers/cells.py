@@ -1,9 +1,28 @@
-"""Turn DataFrame cells into plain values for writers (never ``np.float64(...)`` reprs)."""
+"""Cell values for writers: plain Python values, and trace text made safe for each output.
+
+Trace names are untrusted text. Every writer routes them through here:
+
+- :func:`plain`: numpy scalars to Python values, NaN/inf to empty (never ``np.float64(...)``);
+- :func:`text`: control characters, ANSI escapes and bidi overrides shown as ``\\xNN`` /
+  ``\\uNNNN``, lone surrogates as U+FFFD (:func:`perfreport.errors.printable`);
+- :func:`excel_cell`: that text as a *text* cell (a name starting with ``=`` is never a
+  formula), cut to Excel's 32,767-character limit with a visible marker;
+- :func:`csv_field`: that text with a leading ``'`` when it starts with ``=``, ``+``, ``-``,
+  ``@``, tab or CR (the usual CSV-injection mitigation: a spreadsheet shows the text, and
+  the ``'`` says the field was changed);
+- :func:`console_text`: that text with rich markup escaped (``[red]`` is shown, not applied).
+"""
 from __future__ import annotations
 
 import math
 
 import numpy as np
+
+from perfreport.errors import printable
+
+MAX_CELL = 32_767                    # Excel's limit on the characters in one cell
+TRUNCATED = " …[truncated]"
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def plain(v):
@@ -19,3 +38,42 @@ def plain(v):
 def rows(sheet):
     for rec in sheet.rows:
         yield [plain(v) for v in rec]
+
+
+def text(s) -> str:
+    return printable(s if isinstance(s, str) else str(s))
+
+
+def excel_text(s: str) -> tuple[str, bool]:
+    """(safe text within Excel's cell limit, whether it was cut)."""
+    s = text(s)
+    if len(s) > MAX_CELL:
+        return s[:MAX_CELL - len(TRUNCATED)] + TRUNCATED, True
+    return s, False
+
+
+def excel_cell(ws, s: str):
+    """(a write-only text cell holding ``s``, whether it was cut)."""
+    from openpyxl.cell import WriteOnlyCell
+    v, cut = excel_text(s)
+    cell = WriteOnlyCell(ws, value=v)
+    cell.data_type = "s"             # text, even when it starts with '=' (not a formula)
+    return cell, cut
+
+
+def csv_field(v):
+    if isinstance(v, str):
+        v = text(v)
+        if v.startswith(_FORMULA_START):
+            return "'" + v
+        return v
+    return v
+
+
+def console_text(s) -> str:
+    from rich.markup import escape
+    return escape(text(s))
+
+
+__all__ = ["plain", "rows", "text", "excel_text", "excel_cell", "csv_field", "console_text",
+           "MAX_CELL", "TRUNCATED"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from perfreport.writers.cells import rows
+from perfreport.writers.cells import console_text, rows, text
 
 
 def _fmt(v) -> str:
@@ -12,8 +12,8 @@ def _fmt(v) -> str:
         return ""
     if isinstance(v, float):
         return f"{v:,.3f}"
-    s = str(v)
-    return s if len(s) <= 90 else s[:87] + "..."
+    s = text(v)
+    return console_text(s if len(s) <= 90 else s[:87] + "...")
 
 
 def sheet_table(sheet, max_rows: int | None = None, columns: list[str] | None = None) -> Table:
@@ -54,12 +54,12 @@ def print_summary(sheets, console: Console, *, top: int = 15, header: str = "") 
         for n in s.notes:
             if n not in seen:
                 seen.add(n)
-                console.print(f"[dim]{n}[/dim]", highlight=False)
+                console.print(f"[dim]{console_text(n)}[/dim]", highlight=False)
 
 
 def print_diff_summary(report, console: Console, top: int = 10) -> None:
     """``perfreport diff`` on a terminal: the totals, the top rows gained or lost, timelines."""
-    console.print(f"[bold]{report.source}[/bold]", highlight=False)
+    console.print(f"[bold]{console_text(report.source)}[/bold]", highlight=False)
     console.print(sheet_table(report.sheet("diff_summary")))
     cols = ["match", "status", "name", "input dims", "time A (µs)", "time B (µs)", "delta (µs)",
             "speedup (A/B)", "roofline mean A (%)", "roofline mean B (%)"]
@@ -68,4 +68,4 @@ def print_diff_summary(report, console: Console, top: int = 10) -> None:
     if tl.rows:
         console.print(sheet_table(tl))
     for n in report.sheet("diff_summary").notes:
-        console.print(f"[dim]{n}[/dim]", highlight=False)
+        console.print(f"[dim]{console_text(n)}[/dim]", highlight=False)

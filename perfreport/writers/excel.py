@@ -14,10 +14,9 @@ from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 
 from perfreport.writers.atomic import atomic_path
-from perfreport.writers.cells import rows
+from perfreport.writers.cells import MAX_CELL, excel_cell, rows
 
 MAX_ROWS = 1_048_575      # data rows below the header
-MAX_CELL = 32_767
 _HEADER_FONT = Font(bold=True)
 _HEADER_FILL = PatternFill("solid", fgColor="DDEBF7")
 _WRAP = Alignment(wrap_text=True, vertical="top")
@@ -64,10 +63,11 @@ def write_workbook(sheets, path: str | Path, notes: list[str] | None = None) -> 
         for r in data:
             out = []
             for v, f in zip(r, fmts):
-                if isinstance(v, str) and len(v) > MAX_CELL:
-                    v = v[:MAX_CELL - 20] + " …[truncated]"
-                    truncated += 1
-                if f is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
+                if isinstance(v, str):          # trace text: a text cell, safe, within limits
+                    cell, cut = excel_cell(ws, v)
+                    truncated += cut
+                    out.append(cell)
+                elif f is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
                     cell = WriteOnlyCell(ws, value=v)
                     cell.number_format = f
                     out.append(cell)
@@ -88,7 +88,7 @@ def write_workbook(sheets, path: str | Path, notes: list[str] | None = None) -> 
         ws.column_dimensions["A"].width = 120
         ws.append(["notes"])
         for n in all_notes:
-            ws.append([n])
+            ws.append([excel_cell(ws, n)[0]])
     with atomic_path(path, suffix=".xlsx") as tmp:
         wb.save(tmp)
     return warnings

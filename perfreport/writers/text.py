@@ -3,34 +3,47 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import sys
 from pathlib import Path
 
 import orjson
 
+from perfreport.errors import BadInput
 from perfreport.writers.atomic import atomic_path
-from perfreport.writers.cells import rows
+from perfreport.writers.cells import csv_field, rows, text
 
 
 def csv_text(sheet) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(list(sheet.columns))
+    w.writerow([csv_field(str(c)) for c in sheet.columns])
     for r in rows(sheet):
-        w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in r])
+        w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else csv_field(v)) for v in r])
     return buf.getvalue()
+
+
+def _json_safe(v):
+    return text(v) if isinstance(v, str) else v
 
 
 def json_text(sheet) -> str:
     cols = [str(c) for c in sheet.columns]
-    recs = [dict(zip(cols, r)) for r in rows(sheet)]
-    return orjson.dumps({"sheet": sheet.name, "notes": sheet.notes, "rows": recs},
+    recs = [dict(zip(cols, map(_json_safe, r))) for r in rows(sheet)]
+    return orjson.dumps({"sheet": sheet.name, "notes": [text(n) for n in sheet.notes], "rows": recs},
                         option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
-def write_csv_dir(sheets, directory: str | Path) -> list[Path]:
+def write_csv_dir(sheets, directory: str | Path, protect: dict | None = None) -> list[Path]:
+    """One ``<sheet>.csv`` per sheet, each atomically; every target is checked first (none
+    may be a non-regular file or one of the ``protect`` inputs), so a refusal writes none."""
+    from perfreport.writers.targets import check_csv_names
     d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
+    check_csv_names(d, [sh.name for sh in sheets], protect or {})
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(str(d), f"cannot create the CSV directory: {exc.strerror}") from None
     out = []
     for sh in sheets:
         p = d / f"{sh.name}.csv"
@@ -40,13 +53,38 @@ def write_csv_dir(sheets, directory: str | Path) -> list[Path]:
     return out
 
 
-def print_sheet(sheet, fmt: str, stream=None) -> None:
+def write_stdout(s: str, stream=None) -> None:
+    """Write ``s`` to stdout; a full or closed stdout becomes one :class:`BadInput` line
+    (and stdout is pointed at /dev/null so the interpreter's final flush stays quiet)."""
     stream = stream or sys.stdout
+    try:
+        stream.write(s)
+        stream.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+        raise
+    except OSError as exc:
+        _quiet_stdout()
+        raise BadInput("<stdout>", f"write failed ({exc.strerror}); the sheet is incomplete") from None
+
+
+def _quiet_stdout() -> None:
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError):
+        pass
+
+
+def print_sheet(sheet, fmt: str, stream=None) -> None:
     if fmt == "csv":
-        stream.write(csv_text(sheet))
+        write_stdout(csv_text(sheet), stream)
     elif fmt == "json":
-        stream.write(json_text(sheet))
+        write_stdout(json_text(sheet), stream)
     else:
         from perfreport.writers.console import sheet_table
         from rich.console import Console
-        Console(file=stream, width=200).print(sheet_table(sheet))
+        buf = io.StringIO()
+        Console(file=buf, width=200).print(sheet_table(sheet))
+        write_stdout(buf.getvalue(), stream)
