@@ -229,6 +229,23 @@ def _install() -> None:
     MODEL_PATTERNS.append((re.compile(r"sglang_profiler::attention_paged_attention_ragged(_\d+)?"),
                            ia.SglangPagedAttentionRagged))
 
+    # == mixture of experts (issue 8): moe.py, moe_routing.py ==
+    from perfreport.models import moe, moe_routing as mr
+    put(moe.VllmMoeForward, "vllm::moe_forward", "vllm::moe_forward_shared")
+    put(moe.FusedExperts, "vllm::inplace_fused_experts", "vllm::outplace_fused_experts",
+        "sglang::inplace_fused_experts", "sglang::outplace_fused_experts",
+        "aiter::fused_moe_", "vllm::rocm_aiter_fused_moe")
+    put(moe.AiterFmoe, "aiter::fmoe", "aiter::fmoe_g1u1", "aiter::fmoe_int8_g1u0",
+        "aiter::fmoe_g1u1_a16", "aiter::fmoe_int8_g1u0_a16", "aiter::fmoe_fp8_g1u1_a16",
+        "aiter::fmoe_fp8_blockscale_g1u1")
+    put(mr.TritonTopK, "TopK")
+    put(mr.TritonSortTokens, "SortTokens")
+    put(mr.TopkSoftmax, "_moe_C::topk_softmax", "aiter::topk_softmax",
+        "vllm::rocm_aiter_topk_softmax")
+    put(mr.SglTopkSoftmax, "sgl_kernel::topk_softmax")
+    put(mr.AlignBlockSize, "_moe_C::moe_align_block_size", "sgl_kernel::moe_align_block_size",
+        "aiter::moe_align_block_size", "aiter::moe_sorting_fwd")
+
     # == autograd backward nodes (XBackward0) ==
     # Not by name: the "backward link" pass gives a node perf_meta.forward (its forward op's
     # name and args, matched by Sequence number) when models/backward.py has a rule for that

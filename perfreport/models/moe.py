@@ -1,0 +1,305 @@
+"""Fused mixture-of-experts (MoE) models: routed tokens through gated expert MLPs.
+
+Each routed token runs one expert MLP: ``y = W2 · act(W1 · x)`` where, for gated experts
+(SwiGLU / GeGLU), ``W1`` stacks gate and up projections (``[2I, H]``) and the activation
+multiplies the two halves; ungated experts have ``W1`` of ``[I, H]``.
+
+FLOPs (T tokens, top-k experts per token, hidden H, expert intermediate I):
+  ``2·T·k·(H·N1 + I·H)`` with ``N1 = 2I`` gated (``I`` ungated): two GEMMs per routed
+  token, 2 FLOPs per multiply-accumulate (same convention as the GEMM models; with
+  E = k = 1 this is exactly the gated MLP's up/gate GEMM ``2·T·2I·H`` plus down GEMM
+  ``2·T·H·I``, tested against models/gemm.py). Activation and routing-weight FLOPs
+  (O(T·k·I)) are left out: < 0.1% at real sizes.
+
+Bytes (ideal traffic, every operand once):
+  hidden states read ``T·H`` + output written ``T·H`` (at the activation dtype; in-place
+  ops read and write the same tensor: the same count) + router tensors the op takes
+  (router logits ``T·E`` for ``vllm::moe_forward``; top-k weights and ids for the
+  ``fused_experts`` forms; sorted ids / weights for aiter ``fmoe``) + the weights and
+  scales of the *distinct experts the step touches*, ``D · bytes_per_expert``.
+  Intermediate activations between the two GEMMs are not counted (a fused kernel keeps
+  them on chip; an unfused one adds ``T·k·(N1 + I)`` reads/writes the ideal leaves out).
+
+Distinct experts D: routing is data-dependent and no trace records it. The point figure
+uses the count expected under uniform routing, ``E·(1 − (1 − k/E)^T)`` (each expert is
+missed by one token with probability ``1 − k/E``), with bounds ``k … min(E, T·k)``
+(every token picks the same k experts / all picks distinct) as an :class:`Assumption`.
+
+Weight bytes come from the stored tensors: ``numel × bytes per recorded element`` of the
+expert weight tensors (which may be uint8 storage of packed 4-bit values: the shapes then
+show K/2, which :func:`solve_experts` detects against H and I). Packed 4-bit weights
+without visible scale tensors are MXFP4: OCP Microscaling Formats (MX) Specification v1.0,
+§5.3 / Table 1: MXFP4 = FP4 (E2M1) elements in blocks of 32 sharing one 8-bit E8M0 scale,
+so 4 bits per value + 1 scale byte per 32 values along K.
+
+Signatures (positional, as traces record them):
+* ``vllm::moe_forward(hidden_states[T,H], router_logits[T,E], layer_name, ...)`` (vLLM
+  ``FusedMoE`` custom op): the weights are not arguments; the "MoE shapes" pass
+  (passes/moe_meta.py) writes ``perf_meta`` from the op's children (``TopK`` k, views of
+  the expert weights) or from ``--model-config``.
+* ``vllm::{inplace,outplace}_fused_experts(hidden_states, w1[E,N1,H], w2[E,H,I],
+  topk_weights[T,k], topk_ids[T,k], ...)`` (vLLM fused_moe.py), SGLang's
+  ``sglang::{inplace,outplace}_fused_experts`` (same leading five),
+  ``aiter::fused_moe_(hidden_states, w1, w2, topk_weight, topk_ids, ...)`` and
+  ``vllm::rocm_aiter_fused_moe(hidden_states, w1, w2, topk_weight, topk_ids, ...)``:
+  later tensor arguments whose first dimension is E (w1/w2 scales, zero points, biases)
+  are per-expert data, charged for the D touched experts.
+* ``aiter::fmoe[_g1u1|_int8_g1u0|_fp8_g1u1_a16|...](out[T,H], input[T,H], gate[E,N1,H],
+  down[E,H,I], sorted_token_ids, sorted_weights, sorted_expert_ids, num_valid_ids, topk,
+  ...scales)`` (aiter csrc/pybind moe_op_pybind.cu).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from perfreport.errors import ModelError
+from perfreport.models.args import Tensor, arg_int, nargs, perf_meta, tensor, tensor_opt
+from perfreport.models.base import Assumption, PerfModel
+from perfreport.models.dtypes import precision_of
+
+MX_BLOCK = 32                 # OCP MX v1.0: values per shared scale
+MX_SCALE_BYTES = 1            # E8M0 scale
+# weight formats given by a model config / kernel names -> bits per value, scale bytes per value
+FORMAT_BITS = {"bf16": (16, 0.0), "fp16": (16, 0.0), "fp32": (32, 0.0), "fp8": (8, 0.0),
+               "int8": (8, 0.0), "mxfp4": (4, MX_SCALE_BYTES / MX_BLOCK),
+               "fp4": (4, MX_SCALE_BYTES / MX_BLOCK)}
+
+
+def expected_distinct(E: int, k: int, T: int) -> float:
+    """Experts touched by T tokens each routed to k of E, expected under uniform routing."""
+    if T <= 0 or k <= 0:
+        return 0.0
+    return E * (1.0 - (1.0 - min(k, E) / E) ** T)
+
+
+def distinct_bounds(E: int, k: int, T: int) -> tuple[int, int]:
+    """(fewest, most) distinct experts: all tokens agree (k) / all picks differ (min(E, T·k))."""
+    return min(k, E), min(E, T * k)
+
+
+@dataclass(frozen=True)
+class Experts:
+    """Expert sizes of one MoE layer."""
+
+    E: int                    # experts stored (local)
+    H: int                    # hidden size the kernels see (may be padded)
+    I: int                    # expert intermediate size
+    gated: bool
+    bytes_per_expert: float   # weights (+ scales, biases ...) of one expert, stored bytes
+    weight_format: str        # e.g. "bf16", "fp8", "mxfp4 (uint8 storage)"
+    source: str               # where the sizes came from
+
+
+def _dims3(t: Tensor, what: str, op) -> tuple[int, int, int]:
+    if len(t.shape) != 3:
+        raise ModelError(f"{op.name}: {what} {list(t.shape)} is not [E, *, *]")
+    return t.shape
+
+
+def solve_experts(op, H: int, w1: Tensor, w2: Tensor, extra_per_expert: float = 0.0,
+                  fmt_hint: str | None = None, source: str = "trace") -> Experts:
+    """Expert sizes from the two weight tensors, in either orientation ([E,N1,H] or [E,H,N1]).
+
+    Packing p (values per stored element along the reduction dim) is 1, or 2 for packed
+    4-bit values (``Float4_e2m1fn_x2``, or uint8/int8 storage whose shapes show K/2). The
+    unknowns satisfy w1 = {N1, H/p}, w2 = {H, I/p} with N1 = 2I (gated) or I (ungated).
+    """
+    E1, a, b = _dims3(w1, "w1", op)
+    E2, c, d = _dims3(w2, "w2", op)
+    if E1 != E2:
+        raise ModelError(f"{op.name}: w1 has {E1} experts, w2 {E2}")
+    prec = precision_of(w1.dtype)
+    packs = {"fp4": (2,), "uint8": (1, 2), "int8": (1, 2)}.get(prec, (1,))
+    if fmt_hint in ("mxfp4", "fp4") and 2 in packs:
+        packs = (2,)
+    elif fmt_hint in ("fp8", "int8") and 1 in packs:
+        packs = (1,)
+    fits = []
+    for p in packs:
+        if H % p:
+            continue
+        for n1, hk in ((a, b), (b, a)):
+            if hk != H // p:
+                continue
+            for h2, ik in ((c, d), (d, c)):
+                if h2 != H:
+                    continue
+                inter = ik * p
+                if n1 in (2 * inter, inter):
+                    fits.append((p, inter, n1 == 2 * inter))
+    fits = sorted(set(fits))
+    if not fits:
+        raise ModelError(f"{op.name}: expert weights {list(w1.shape)}, {list(w2.shape)} "
+                         f"({w1.dtype}) do not match hidden size {H}")
+    if len({(p, i) for p, i, _ in fits}) > 1:
+        raise ModelError(f"{op.name}: expert weights {list(w1.shape)}, {list(w2.shape)} "
+                         f"({w1.dtype}) are ambiguous (packed 4-bit or 8-bit?): give "
+                         "--model-config with quantization_config")
+    p, inter, gated = fits[0]
+    per_expert = (w1.nbytes + w2.nbytes) / E1 + extra_per_expert
+    fmt = prec
+    if p == 2:
+        fmt = "mxfp4" if prec == "fp4" else f"mxfp4 ({prec} storage)"
+        if extra_per_expert == 0.0:        # scales not visible: MX scale bytes, OCP MX v1.0
+            per_expert += (H * (2 * inter if gated else inter) + inter * H) * MX_SCALE_BYTES / MX_BLOCK
+    elif prec in ("uint8", "int8") and fmt_hint == "fp8":
+        fmt = f"fp8 ({prec} storage)"
+    return Experts(E1, H, inter, gated, per_expert, fmt, source)
+
+
+def experts_from_config(op, H: int, cfg: dict) -> Experts:
+    """Expert sizes from the ``moe_config`` perf_meta (copied from ``--model-config``)."""
+    E, inter = cfg.get("num_experts"), cfg.get("intermediate_size")
+    fmt = cfg.get("weight_format") or ""
+    if not E or not inter:
+        raise ModelError(f"{op.name}: no expert weights in the trace and the model config "
+                         "lacks num_experts / moe_intermediate_size")
+    if fmt not in FORMAT_BITS:
+        raise ModelError(f"{op.name}: expert weight format {fmt!r} unknown "
+                         f"(known: {', '.join(sorted(FORMAT_BITS))})")
+    bits, scale = FORMAT_BITS[fmt]
+    values = H * 2 * inter + inter * H      # gated experts (every MoE config family we read)
+    return Experts(E, H, inter, True, values * (bits / 8 + scale), fmt, "model config")
+
+
+class FusedMoE(PerfModel):
+    """Shared arithmetic; subclasses set T, k, experts, the activation tensors in ``_parse``."""
+
+    category = "MoE"
+    kind = "matrix"
+
+    def __init__(self, op):
+        super().__init__(op)
+        self.io: list[Tensor] = []          # activation / router tensors read or written once
+        self.out_bytes = 0.0
+        self._parse()
+        self.x: Tensor
+        self.T, self.H = self.x.shape[0], self.x.shape[-1]
+        if self.k > self.experts.E:
+            raise ModelError(f"{op.name}: top-k {self.k} > {self.experts.E} experts")
+        self.D = expected_distinct(self.experts.E, self.k, self.T)
+
+    def _parse(self) -> None:
+        raise NotImplementedError
+
+    def params(self) -> dict:
+        e = self.experts
+        return {"T": self.T, "H": e.H, "I": e.I, "E": e.E, "top_k": self.k, "gated": e.gated,
+                "dtype_act": self.x.dtype, "weight_format": e.weight_format,
+                "distinct_experts": round(self.D, 2), "sizes_from": e.source}
+
+    def flops(self) -> float:
+        e = self.experts
+        n1 = 2 * e.I if e.gated else e.I
+        return 2.0 * self.T * self.k * (e.H * n1 + e.I * e.H)
+
+    def _bytes_at(self, distinct: float) -> float:
+        return sum(t.nbytes for t in self.io) + self.out_bytes + distinct * self.experts.bytes_per_expert
+
+    def bytes(self) -> float:
+        return self._bytes_at(self.D)
+
+    def assumptions(self) -> list[Assumption]:
+        lo, hi = distinct_bounds(self.experts.E, self.k, self.T)
+        return [Assumption(
+            f"distinct experts touched: {self.D:.1f} expected under uniform routing "
+            f"(bounds {lo} … {hi}); the trace does not record routing",
+            self._bytes_at(lo), self._bytes_at(hi))]
+
+    def precision(self) -> str:
+        fmt = self.experts.weight_format
+        if fmt.startswith("fp8") or precision_of(self.x.dtype) == "fp8":
+            return "fp8"                     # w8a8: FP8 matrix cores
+        if precision_of(self.x.dtype) == "int8":
+            return "int8"
+        return precision_of(self.x.dtype)    # 16-bit activations (weights upcast in registers)
+
+
+def _per_expert_extra(op, E: int, start: int, skip: set[int]) -> float:
+    """Bytes per expert of later tensor arguments whose first dim is E (scales, zp, bias)."""
+    total = 0.0
+    for i in range(start, nargs(op)):
+        t = tensor_opt(op, i)
+        if i in skip or t is None or not t.shape or t.shape[0] != E:
+            continue
+        total += t.nbytes / E
+    return total
+
+
+class FusedExperts(FusedMoE):
+    """(hidden_states[T,H], w1, w2, topk_weights[T,k], topk_ids[T,k], ...): vLLM / SGLang
+    ``fused_experts``, aiter ``fused_moe_``, vLLM ``rocm_aiter_fused_moe``."""
+
+    def _parse(self):
+        op = self.op
+        self.x = tensor(op, 0, "hidden_states")
+        w1, w2 = tensor(op, 1, "w1"), tensor(op, 2, "w2")
+        tw, ti = tensor(op, 3, "topk_weights"), tensor(op, 4, "topk_ids")
+        if len(ti.shape) != 2:
+            raise ModelError(f"{op.name}: topk_ids {list(ti.shape)} is not [T, k]")
+        self.k = ti.shape[1]
+        E = w1.shape[0] if w1.shape else 0
+        extra = _per_expert_extra(op, E, 5, set())
+        self.experts = solve_experts(op, self.x.shape[-1], w1, w2, extra)
+        self.io = [self.x, tw, ti]
+        self.out_bytes = self.x.nbytes
+
+
+class AiterFmoe(FusedMoE):
+    """aiter::fmoe*(out[T,H], input[T,H], gate[E,N1,H], down[E,H,I], sorted_token_ids,
+    sorted_weights, sorted_expert_ids, num_valid_ids, topk, scales...)."""
+
+    def _parse(self):
+        op = self.op
+        out = tensor(op, 0, "out")
+        self.x = tensor(op, 1, "input")
+        w1, w2 = tensor(op, 2, "gate"), tensor(op, 3, "down")
+        self.k = arg_int(op, 8)
+        if not self.k:
+            raise ModelError(f"{op.name}: topk (argument 8) not recorded")
+        E = w1.shape[0] if w1.shape else 0
+        extra = _per_expert_extra(op, E, 9, set())
+        self.experts = solve_experts(op, self.x.shape[-1], w1, w2, extra)
+        self.io = [self.x] + [t for t in (tensor_opt(op, i) for i in range(4, 8)) if t]
+        self.out_bytes = out.nbytes
+
+
+class VllmMoeForward(FusedMoE):
+    """vllm::moe_forward(hidden_states[T,H], router_logits[T,E], layer_name, ...); sizes the
+    op does not take come from the "MoE shapes" pass (perf_meta)."""
+
+    needs = ("moe_top_k", "moe_expert_weights", "moe_config")
+
+    def _parse(self):
+        op = self.op
+        pm = perf_meta(op)
+        self.x = tensor(op, 0, "hidden_states")
+        logits = tensor(op, 1, "router_logits")
+        if len(self.x.shape) != 2 or len(logits.shape) != 2:
+            raise ModelError(f"{op.name}: expects hidden_states [T,H] and router_logits [T,E]")
+        cfg = pm.get("moe_config") or {}
+        self.k = pm.get("moe_top_k") or cfg.get("top_k")
+        if not self.k:
+            raise ModelError(f"{op.name}: top-k unknown: no routing op (TopK / topk_softmax) "
+                             "under it and no --model-config num_experts_per_tok")
+        H = self.x.shape[1]
+        w = pm.get("moe_expert_weights")
+        if w:
+            (s1, d1), (s2, d2), extra = w
+            self.experts = solve_experts(op, H, Tensor(tuple(s1), d1), Tensor(tuple(s2), d2),
+                                         extra, cfg.get("weight_format"), "trace (expert weight views)")
+        elif cfg:
+            self.experts = experts_from_config(op, H, cfg)
+        else:
+            raise ModelError(f"{op.name}: expert weights not visible in the trace (no views "
+                             "of [E, *, *] tensors under the op): give --model-config")
+        if logits.shape[1] != self.experts.E:
+            raise ModelError(f"{op.name}: router logits have {logits.shape[1]} experts, weights "
+                             f"{self.experts.E} (expert parallelism is not modelled)")
+        self.io = [self.x, logits]
+        self.out_bytes = self.x.nbytes
+
+
+__all__ = ["FusedMoE", "FusedExperts", "AiterFmoe", "VllmMoeForward", "Experts",
+           "solve_experts", "experts_from_config", "expected_distinct", "distinct_bounds",
+           "MX_BLOCK", "FORMAT_BITS"]

@@ -1,0 +1,132 @@
+"""Pass "MoE shapes": sizes ``vllm::moe_forward`` needs but does not take as arguments.
+
+``vllm::moe_forward(hidden_states, router_logits, layer_name)`` looks its expert weights up
+from the layer; the trace shows them only inside the op: its routing child carries top-k
+(``TopK`` Concrete Inputs[1], or the ``[T, k]`` outputs of a ``topk_softmax``), and views of
+the expert weights (``aten::view`` of ``[E, *, *]`` tensors, E = router_logits' last dim;
+packed MXFP4 / FP8 weights appear as ``unsigned char``) or a child ``fused_experts`` op
+taking them. From ``--model-config`` (a Hugging Face ``config.json``) it copies top-k,
+expert count, expert intermediate size and the weight format (``quantization_config``).
+
+Writes on each such op (only what it found):
+
+* ``moe_top_k``: int, from the routing child;
+* ``moe_expert_weights``: ``((w1 shape, dtype), (w2 shape, dtype), extra bytes per expert)``:
+  the two largest distinct ``[E, *, *]`` tensors under the op (gate/up first, as they are
+  used first) and the per-expert bytes of smaller ``[E, *, *]`` tensors there (scales);
+* ``moe_config``: ``{top_k, num_experts, intermediate_size, weight_format}`` from the
+  model config; ``weight_format`` from ``quantization_config.quant_method`` (``mxfp4``,
+  ``fp8``), else from kernel names under the op (``...mxfp4...``), else the hidden
+  states' dtype when the config has no quantization (unquantized weights are stored at the
+  model dtype).
+
+Returns at once on traces without these ops.
+"""
+from __future__ import annotations
+
+from perfreport.errors import ModelError
+from perfreport.events import CPU_OP
+from perfreport.passes import register_pass
+
+MOE_OPS = ("vllm::moe_forward", "vllm::moe_forward_shared")
+# routing ops: name -> how to read k
+TOPK_CONCRETE = {"TopK": 1}                                   # triton_kernels TopK(x, k, ...)
+TOPK_OUT_DIMS = {"_moe_C::topk_softmax": 0, "vllm::rocm_aiter_topk_softmax": 0,
+                 "aiter::topk_softmax": 0, "sgl_kernel::topk_softmax": 0,
+                 "vllm::inplace_fused_experts": 4, "vllm::outplace_fused_experts": 4}
+_PRECISION = {"c10::BFloat16": "bf16", "c10::Half": "fp16", "float": "fp32"}
+
+
+def _top_k(op) -> int | None:
+    for o in op.walk():
+        if o is op or o.cat != CPU_OP:
+            continue
+        a = o.args
+        if o.name in TOPK_CONCRETE:
+            ci = a.get("Concrete Inputs") or []
+            i = TOPK_CONCRETE[o.name]
+            if i < len(ci) and str(ci[i]).strip().isdigit():
+                return int(ci[i])
+        elif o.name in TOPK_OUT_DIMS:
+            dims = a.get("Input Dims") or []
+            i = TOPK_OUT_DIMS[o.name]
+            if i < len(dims) and isinstance(dims[i], list) and len(dims[i]) == 2:
+                return int(dims[i][1])
+    return None
+
+
+def _expert_tensors(op, E: int):
+    """Distinct (shape, dtype) of 3-d tensors with first dim E under ``op``, in first-use order."""
+    seen: dict = {}
+    for o in op.walk():
+        if o is op or o.cat != CPU_OP:
+            continue
+        a = o.args
+        dims, types = a.get("Input Dims") or [], a.get("Input type") or []
+        for d, t in zip(dims, types):
+            if isinstance(d, list) and len(d) == 3 and d[0] == E and all(isinstance(x, int) for x in d):
+                seen.setdefault((tuple(d), t), None)
+    return list(seen)
+
+
+def _nbytes(shape, dtype) -> float:
+    from perfreport.models.dtypes import bytes_per_element
+    n = 1
+    for x in shape:
+        n *= x
+    return n * bytes_per_element(dtype)
+
+
+def _format_from_config(cfg) -> str | None:
+    q = cfg.quantization or {}
+    m = str(q.get("quant_method") or q.get("quant_algo") or "").lower()
+    if "mxfp4" in m:
+        return "mxfp4"
+    if "fp8" in m:
+        return "fp8"
+    return None if q else ""
+
+
+@register_pass("MoE shapes", writes=("moe_top_k", "moe_expert_weights", "moe_config"), order=30)
+def annotate_moe(tree) -> None:
+    ops = [o for n in MOE_OPS for o in tree.ops_named(n)]
+    if not ops:
+        return
+    cfg = tree.model_config
+    for op in ops:
+        k = _top_k(op)
+        if k:
+            op.set_meta("moe_top_k", k)
+        dims = op.args.get("Input Dims") or []
+        E = dims[1][-1] if len(dims) > 1 and isinstance(dims[1], list) and dims[1] else None
+        if E:
+            found = _expert_tensors(op, E)
+            try:
+                ts = sorted(found, key=lambda st: -_nbytes(*st))
+            except ModelError:           # unknown dtype: leave it to the model / config
+                ts = []
+            if len(ts) >= 2:
+                w = sorted(ts[:2], key=found.index)
+                extra = sum(_nbytes(*st) for st in ts[2:]) / E
+                op.set_meta("moe_expert_weights", (w[0], w[1], extra))
+        fmt = None
+        kernels = " ".join(g.name for g in op.subtree_kernels()).lower()
+        if cfg is not None:
+            fmt = _format_from_config(cfg)
+            if fmt == "":
+                types = op.args.get("Input type") or []
+                fmt = _PRECISION.get(types[0]) if types else None
+        if not fmt and "mxfp4" in kernels:
+            fmt = "mxfp4"
+        mc = {}
+        if cfg is not None:
+            mc = {"top_k": cfg.num_experts_per_tok, "num_experts": cfg.num_experts,
+                  "intermediate_size": cfg.expert_intermediate_size}
+        if fmt:
+            mc["weight_format"] = fmt
+        mc = {key: v for key, v in mc.items() if v}
+        if mc:
+            op.set_meta("moe_config", mc)
+
+
+__all__ = ["annotate_moe", "MOE_OPS"]

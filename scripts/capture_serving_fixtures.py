@@ -1,0 +1,230 @@
+"""Capture the serving-op fixture traces (CPU, real torch.profiler runs).
+
+    . .venv/bin/activate && python scripts/capture_serving_fixtures.py [--out fixtures]
+
+Stand-in custom ops registered with torch.library under the exact names and positional
+signatures of the serving stacks compute small real results in torch, run under
+``torch.profiler.profile(activities=[CPU], record_shapes=True)``:
+
+* ``fixtures/serving_moe.json.gz``: ``vllm::moe_forward(hidden_states[T,H],
+  router_logits[T,E], layer_name)`` whose body runs the triton_kernels routing
+  ``TopK`` / ``SortTokens`` autograd Functions (cpu_ops named by class) and views the
+  MXFP4 expert weights as ``unsigned char`` ``[E, H/2, 2I]`` / ``[E, I/2, H]`` (the layout
+  of the vLLM GPT-OSS decode capture) before a reference MoE on the dequantized weights;
+  ``vllm::outplace_fused_experts(hidden, w1[E,2I,H], w2[E,H,I], topk_weights, topk_ids)``
+  in BF16, once with E=8, k=2 and once with E=1, k=1 (a dense gated MLP whose two GEMMs
+  are recorded as ``aten::mm`` children); ``_moe_C::topk_softmax`` and
+  ``_moe_C::moe_align_block_size``.
+
+Sizes (module constants): T 6 tokens, H 64, I 96, E 8, k 2 (2I != H, so the
+packed uint8 shapes cannot also be read as 8-bit weights). Seeded: shapes and dtypes are
+the same on every run (only timestamps differ).
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+T, H, I, E, K = 6, 64, 96, 8, 2
+_LIBS: list = []
+_LAYERS: dict = {}
+# FP4 E2M1 code points (OCP MX v1.0 §5.3.3): sign bit, 2 exponent bits, 1 mantissa bit
+_FP4 = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
+                     -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0])
+
+
+def _define(ns: str, schema: str, fn) -> None:
+    lib = torch.library.Library(ns, "FRAGMENT")
+    lib.define(schema)
+    lib.impl(schema.split("(", 1)[0], fn, "CPU")
+    _LIBS.append(lib)
+
+
+# ---- triton_kernels routing stand-ins (autograd Functions: cpu_op named by class) -----------
+class TopK(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k, apply_softmax, dim, return_bitmatrix, y_indx, n_rows):
+        vals, idx = torch.topk(x.float(), k, dim=dim)
+        if apply_softmax:
+            vals = torch.softmax(vals, dim=-1)
+        words = (x.shape[1] + 31) // 32
+        bits = torch.zeros(x.shape[0], words, dtype=torch.int64)
+        bits.scatter_add_(1, idx // 32, torch.ones_like(idx) << (idx % 32))
+        return vals.to(x.dtype), idx.to(torch.int16), bits.to(torch.uint32)
+
+
+class _Bitmatrix:                       # a Python object: the profiler does not record it
+    def __init__(self, data):
+        self.data = data
+
+
+class SortTokens(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, expt_scal, expt_indx, n_expts_tot, bitmatrix):
+        flat = expt_indx.reshape(-1).long()
+        hist = torch.bincount(flat, minlength=n_expts_tot).to(torch.int32)
+        order = torch.argsort(flat, stable=True).to(torch.int32)
+        return hist, order, expt_scal.reshape(-1)[order.long()]
+
+
+def _dequant_mxfp4(packed: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
+    """[E, K/2, N] uint8 (two E2M1 values per byte along K) + [E, K/32, N] E8M0 -> [E, K, N]."""
+    lo, hi = _FP4[(packed & 0xF).long()], _FP4[(packed >> 4).long()]
+    vals = torch.stack((lo, hi), dim=2).reshape(packed.shape[0], -1, packed.shape[2])
+    return vals * torch.exp2(scales.float() - 127.0).repeat_interleave(32, dim=1)
+
+
+def _expert_mlp(x, w1, w2, topk_w, topk_i):
+    """Reference: out[t] = Σ_j w_tj · W2(e) · silu(gate) · up, with W1(e) = [gate; up] (2-d mm).
+    ``w1(e)`` / ``w2(e)`` return expert e's [2I, H] / [H, I] matrices."""
+    out = torch.zeros(x.shape[0], x.shape[1], dtype=torch.float32)
+    for t in range(x.shape[0]):
+        for j in range(topk_i.shape[1]):
+            e = int(topk_i[t, j])
+            h = torch.mm(x[t:t + 1].float(), w1(e).float().t())
+            g, u = h.chunk(2, dim=-1)
+            y = torch.mm(torch.nn.functional.silu(g) * u, w2(e).float().t())
+            out[t] += float(topk_w[t, j]) * y[0]
+    return out.to(x.dtype)
+
+
+def moe_forward(hidden_states, router_logits, layer_name):
+    layer = _LAYERS[layer_name]
+    vals, idx, bits = TopK.apply(router_logits, K, True, 1, True, None, None)
+    SortTokens.apply(vals, idx, router_logits.shape[1], _Bitmatrix(bits))
+    layer["w13"].view(E, H // 2, 2 * I)        # the packed weights handed to the kernels,
+    layer["w2"].view(E, I // 2, H)             # viewed as in the real capture
+    w1f, w2f = layer["w13_flat"], layer["w2_flat"]    # dequantized at load time, 2-d
+    return _expert_mlp(hidden_states, lambda e: w1f[e * 2 * I:(e + 1) * 2 * I],
+                       lambda e: w2f[e * H:(e + 1) * H], vals.float(), idx.long())
+
+
+def outplace_fused_experts(hidden_states, w1, w2, topk_weights, topk_ids):
+    return _expert_mlp(hidden_states, lambda e: w1[e], lambda e: w2[e], topk_weights, topk_ids)
+
+
+def topk_softmax(topk_weights, topk_indices, token_expert_indices, gating_output, renormalize):
+    p = torch.softmax(gating_output.float(), dim=-1)
+    v, i = torch.topk(p, topk_weights.shape[1], dim=-1)
+    if renormalize:
+        v = v / v.sum(-1, keepdim=True)
+    topk_weights.copy_(v)
+    topk_indices.copy_(i.to(topk_indices.dtype))
+    token_expert_indices.copy_(i.to(token_expert_indices.dtype))
+
+
+def moe_align_block_size(topk_ids, num_experts, block_size, sorted_token_ids, experts_ids,
+                         num_tokens_post_pad):
+    flat = topk_ids.reshape(-1).long()
+    sorted_token_ids.fill_(flat.numel())
+    pos = 0
+    for e in range(num_experts):
+        hits = torch.nonzero(flat == e).reshape(-1)
+        n = (hits.numel() + block_size - 1) // block_size * block_size
+        sorted_token_ids[pos:pos + hits.numel()] = hits.to(sorted_token_ids.dtype)
+        experts_ids[pos // block_size:(pos + n) // block_size] = e
+        pos += n
+    num_tokens_post_pad.fill_(pos)
+
+
+def register_ops() -> None:
+    if _LIBS:
+        return
+    _define("vllm", "moe_forward(Tensor hidden_states, Tensor router_logits, str layer_name)"
+            " -> Tensor", moe_forward)
+    _define("vllm", "outplace_fused_experts(Tensor hidden_states, Tensor w1, Tensor w2, "
+            "Tensor topk_weights, Tensor topk_ids) -> Tensor", outplace_fused_experts)
+    _define("_moe_C", "topk_softmax(Tensor(a!) topk_weights, Tensor(b!) topk_indices, "
+            "Tensor(c!) token_expert_indices, Tensor gating_output, bool renormalize) -> ()",
+            topk_softmax)
+    _define("_moe_C", "moe_align_block_size(Tensor topk_ids, int num_experts, int block_size, "
+            "Tensor(a!) sorted_token_ids, Tensor(b!) experts_ids, "
+            "Tensor(c!) num_tokens_post_pad) -> ()", moe_align_block_size)
+
+
+def _moe_steps(gen):
+    """Weights and inputs made outside the profiled region; returns the profiled steps."""
+    packed = lambda *s: torch.randint(0, 256, s, generator=gen, dtype=torch.uint8)
+    scale = lambda *s: torch.randint(120, 128, s, generator=gen, dtype=torch.uint8)
+    w13, w2 = packed(E, H // 2, 2 * I), packed(E, I // 2, H)
+    _LAYERS["model.layers.0.mlp.experts"] = dict(
+        w13=w13, w2=w2,
+        w13_flat=_dequant_mxfp4(w13, scale(E, H // 32, 2 * I)).transpose(1, 2).reshape(-1, H),
+        w2_flat=_dequant_mxfp4(w2, scale(E, I // 32, H)).transpose(1, 2).reshape(-1, I))
+    bf = lambda *s: (torch.randn(*s, generator=gen) * 0.1).to(torch.bfloat16)
+    x, logits = bf(T, H), bf(T, E)
+    w1, w2, w1d, w2d = bf(E, 2 * I, H), bf(E, H, I), bf(1, 2 * I, H), bf(1, H, I)
+    tw = torch.softmax(torch.randn(T, K, generator=gen), -1)
+    ti = torch.stack([torch.randperm(E, generator=gen)[:K] for _ in range(T)]).to(torch.int32)
+    return lambda: _moe_run(x, logits, w1, w2, w1d, w2d, tw, ti)
+
+
+def _moe_run(x, logits, w1, w2, w1d, w2d, tw, ti) -> None:
+    out = torch.ops.vllm.moe_forward(x, logits, "model.layers.0.mlp.experts")
+    out2 = torch.ops.vllm.outplace_fused_experts(x, w1, w2, tw, ti)
+    out3 = torch.ops.vllm.outplace_fused_experts(x, w1d, w2d, torch.ones(T, 1),
+                                                 torch.zeros(T, 1, dtype=torch.int32))
+    w, i, tei = torch.empty(T, K), torch.empty(T, K, dtype=torch.int32), torch.empty(T, K, dtype=torch.int32)
+    torch.ops._moe_C.topk_softmax(w, i, tei, logits.float(), True)
+    block = 4
+    max_pad = T * K + E * (block - 1)
+    sti = torch.empty(max_pad, dtype=torch.int32)
+    eids = torch.empty((max_pad + block - 1) // block, dtype=torch.int32)
+    ntp = torch.empty(1, dtype=torch.int32)
+    torch.ops._moe_C.moe_align_block_size(i, E, block, sti, eids, ntp)
+    for o in (out, out2, out3):
+        if not torch.isfinite(o.float()).all():
+            raise SystemExit("stand-in MoE produced non-finite output")
+
+
+def _write(prof, path: Path, family: str) -> int:
+    with tempfile.TemporaryDirectory() as td:
+        raw = os.path.join(td, "trace.json")
+        prof.export_chrome_trace(raw)
+        with open(raw) as f:
+            trace = json.load(f)
+    trace["traceName"] = path.name
+    trace["metadata"] = {"generator": "scripts/capture_serving_fixtures.py", "family": family,
+                         "torch": torch.__version__}
+    data = json.dumps(trace, separators=(",", ":")).encode()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as gz:
+        gz.write(data)
+    return path.stat().st_size
+
+
+FAMILIES = {"moe": _moe_steps}
+
+
+def capture(family: str, path: Path) -> int:
+    register_ops()
+    gen = torch.Generator().manual_seed(1234)
+    act = [torch.profiler.ProfilerActivity.CPU]
+    with torch.no_grad():
+        setup = FAMILIES[family](gen)
+        with torch.profiler.profile(activities=act, record_shapes=True) as prof:
+            setup()
+    return _write(prof, path, family)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "fixtures"))
+    ap.add_argument("families", nargs="*", default=list(FAMILIES))
+    a = ap.parse_args(argv)
+    torch.manual_seed(0)
+    for fam in a.families:
+        name = f"serving_{fam}.json.gz"
+        print(f"{name}: {capture(fam, Path(a.out) / name)} bytes", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
