@@ -10,16 +10,19 @@ from perfreport.models.registry import MODELS, category_of, model_for, model_for
 
 CATEGORIES = {"GEMM", "SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd", "UnaryElementwise",
               "BinaryElementwise", "Reduce_fwd", "Norm_fwd", "Norm_bwd", "RMSNorm_fwd",
-              "RoPE_fwd", "Activation_fwd"}
+              "RoPE_fwd", "Activation_fwd", "MoE"}
 MATRIX = {"GEMM", "SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd"}
+VECTOR_IN_MATRIX_CATEGORY = {"moe_routing"}        # MoE routing ops: bookkeeping, vector units
 
 
-def test_every_issue3_model_has_a_known_category_and_kind():
+def test_every_model_has_a_known_category_and_kind():
     for name, cls in MODELS.items():
         if cls.__module__.endswith("inference_attention"):
             continue                                   # issue 4's family
         assert cls.category in CATEGORIES, name
-        assert cls.kind == ("matrix" if cls.category in MATRIX else "vector"), name
+        module = cls.__module__.rsplit(".", 1)[-1]
+        matrix = cls.category in MATRIX or (cls.category == "MoE" and module not in VECTOR_IN_MATRIX_CATEGORY)
+        assert cls.kind == ("matrix" if matrix else "vector"), name
 
 
 @pytest.mark.parametrize("name,cat", [
@@ -30,6 +33,7 @@ def test_every_issue3_model_has_a_known_category_and_kind():
     ("aten::copy_", "UnaryElementwise"), ("aten::mean", "Reduce_fwd"),
     ("aten::native_layer_norm", "Norm_fwd"), ("aiter::rmsnorm2d_fwd_with_add_ck", "RMSNorm_fwd"),
     ("sgl_kernel::rotary_embedding", "RoPE_fwd"), ("_C::silu_and_mul", "Activation_fwd"),
+    ("vllm::moe_forward", "MoE"), ("TopK", "MoE"), ("aiter::fmoe_g1u1", "MoE"),
     # no model: broad fallback categories
     ("aten::linear", "GEMM"), ("aten::matmul", "GEMM"), ("nccl:all_reduce", "comm"),
     ("aten::fill_", "memcpy"), ("aten::cat", "memcpy"), ("triton_poi_fused_add_0", "elementwise"),
