@@ -54,7 +54,7 @@ def analyze(trace: TraceInput, *, arch=None, basis: str = "peak", graph_capture:
     if basis not in ("peak", "achievable"):
         raise BadInput("--basis", f"must be peak or achievable, not {basis!r}")
     for m in models:
-        load_user_models(m)
+        _load_models_file(m, load_user_models)
     tree = load_tree(trace, graph_capture=graph_capture, model_config=model_config,
                      on_progress=on_progress)
     spec, arch_msg = _spec_for(tree, arch, basis)
@@ -71,6 +71,25 @@ def analyze(trace: TraceInput, *, arch=None, basis: str = "peak", graph_capture:
                     has_gpu=bool(tree.gpu), meta=tree.meta)
     tree.release()          # sheets hold plain values: free the records before writing
     return report
+
+
+def _registered() -> set:
+    from perfreport.models.registry import MODEL_PATTERNS, MODELS
+    return set(MODELS.values()) | {cls for _, cls in MODEL_PATTERNS}
+
+
+def _load_models_file(path, load) -> None:
+    """Load a ``--models`` file; a model needing a ``perf_meta`` key that no pass writes is
+    bad input (its figures would silently lack that input)."""
+    from perfreport.passes import written_keys
+    before = _registered()
+    load(path)
+    known = written_keys()
+    for cls in sorted(_registered() - before, key=lambda c: c.__name__):
+        missing = [k for k in getattr(cls, "needs", ()) if k not in known]
+        if missing:
+            raise BadInput(str(path), f"model {cls.__name__} needs perf_meta {', '.join(missing)}, "
+                           f"which no pass writes (passes write: {', '.join(sorted(known))})")
 
 
 def _spec(spec: TraceInput):

@@ -12,8 +12,9 @@ from perfreport.models import registry
 from perfreport.models.inference_attention import (AiterPagedAttentionV1, InferenceAttention,
                                                    PerfreportPagedAttentionDecode,
                                                    SglangPagedAttentionRagged,
-                                                   VllmUnifiedAttention, parse_chunk_stats)
-from perfreport.passes.iteration_formats import STAT_KEYS, parse_iteration
+                                                   VllmUnifiedAttention)
+from perfreport.stats.chunks import chunk_stats
+from perfreport.stats.iteration_formats import STAT_KEYS, parse_iteration
 from perfreport.tree import Op
 
 BF16, FNUZ, U8 = "c10::BFloat16", "c10::Float8_e4m3fnuz", "unsigned char"
@@ -217,7 +218,7 @@ def test_four_terms_equal_single_dtype_formula(hkv, group, dk, dv, dtype, c, g):
     single = ((c[0] + g[0]) * (hq * dk + hq * dv) + (stats["c_sk"] + stats["g_sk"]) * hkv
               * (dk + dv)) * bpe
     assert m.bytes() == single
-    assert parse_chunk_stats(m.op)[STAT_KEYS[0]] == c[0]
+    assert chunk_stats(m.op)[STAT_KEYS[0]] == c[0]
 
 
 # -- fixture traces: which row carries the model, and its hand values ------------------

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from perfreport.passes.iteration_annotations import annotate_iterations, is_attention_op
-from perfreport.passes.iteration_formats import parse_iteration
+from perfreport.models.registry import model_for
+from perfreport.passes.iteration_annotations import EXTRA_OPS, annotate_iterations
+from perfreport.stats.iteration_formats import parse_iteration
 from perfreport.passes.paged_attention_meta import (mark_paged_attn_v1_parents,
                                                     mark_rocm_paged_attn_kvcache_dtype)
 from perfreport.tree import Op, TraceTree
@@ -87,14 +88,15 @@ def test_sweep_matches_brute_force():
         assert got == (parse_iteration(want.name) if want else None)
 
 
-def test_attention_name_list():
+def test_attention_ops_get_statistics_because_their_models_need_them():
     for n in (UNIFIED, "aiter::paged_attention_v1", "aiter::mha_varlen_fwd",
-              "aiter::mha_batch_prefill", "aiter::pa_decode_gluon", "_rocm_C::paged_attention",
+              "aiter::mha_batch_prefill", "aiter::paged_attention_ragged",
               "perfreport::paged_attention_decode",
               "sglang_profiler::attention_paged_attention_ragged",
               "sglang_profiler::attention_paged_attention_ragged_100"):
-        assert is_attention_op(n)
-    assert not is_attention_op("aten::scaled_dot_product_attention")
+        assert "iteration" in model_for(n).needs, n
+    assert "_rocm_C::paged_attention" in EXTRA_OPS and model_for("_rocm_C::paged_attention") is None
+    assert "iteration" not in model_for("aten::_scaled_dot_product_flash_attention").needs
 
 
 def _rocm_args(k="unsigned char", v="unsigned char"):

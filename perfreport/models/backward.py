@@ -34,16 +34,24 @@ def has_backward_rule(cls) -> bool:
     return issubclass(cls, (Gemm, AttentionFwd))
 
 
+def _no_lookup(name: str):
+    raise ModelError(f"no op registry installed to find the model of {name}")
+
+
 class BackwardOfForward(PerfModel):
+    """Backward of a linked forward op. ``resolve_forward(name) -> model class`` is set by
+    :mod:`perfreport.models.registry` (which imports this module, never the reverse)."""
+
     kind = "matrix"
+    needs = ("forward",)
+    resolve_forward = staticmethod(_no_lookup)
 
     def __init__(self, op):
         super().__init__(op)
-        from perfreport.models.registry import model_for
         fwd = op.perf_meta.get("forward")
         if not fwd:
             raise ModelError(f"{op.name}: no forward op linked through Sequence number")
-        cls = model_for(fwd["name"])
+        cls = self.resolve_forward(fwd["name"])
         if not has_backward_rule(cls):
             raise ModelError(f"{op.name}: no backward rule for forward op {fwd['name']}")
         self.fwd = cls(SimpleNamespace(name=fwd["name"], args=fwd["args"], perf_meta=MappingProxyType({})))

@@ -1,12 +1,19 @@
 """Inference attention (serving engines): chunk statistics, split Q / KV byte accounting.
 
 The statistics come from the step's iteration annotation (``perf_meta["iteration"]``,
-written by ``perfreport.passes.iteration_annotations``): per prefill ("c") and decode ("g")
-group, sq = new query tokens, sk = KV length including them, sqsq = sum sq^2,
-sqsk = sum sq*sk.
+written by ``perfreport.passes.iteration_annotations``, read through
+:mod:`perfreport.stats.chunks`): per prefill ("c") and decode ("g") group, sq = new query
+tokens, sk = KV length including them, sqsq = sum sq^2, sqsk = sum sq*sk.
 
-FLOPs = H_Q*(d_qk + d_v)*(2*c_sqsk - c_sqsq + 2*g_sqsk)  (causal inside the current
-prefill chunk, full elsewhere).
+FLOPs = 2*H_Q*(d_qk + d_v)*(c_pairs + g_pairs), c_pairs = c_sqsk - c_sqsq/2 (causal inside
+the current prefill chunk), g_pairs = g_sqsk (decode sees every key): the same as
+H_Q*(d_qk + d_v)*(2*c_sqsk - c_sqsq + 2*g_sqsk).
+
+Sliding-window layers (window W from the op's own argument, else from ``--model-config``
+through ``perf_meta["sliding_window"]``): pairs and KV tokens read per group become
+min(pairs, sq*W) and min(sk, sq + R*(W-1)) (point = upper bound, with the lower bounds of
+:mod:`perfreport.stats.chunks` as an :class:`~perfreport.models.base.Assumption`); c_sk / g_sk
+below are then those windowed KV counts.
 
 Bytes, four named element counts (see :meth:`InferenceAttention.byte_terms`):
 
@@ -16,7 +23,11 @@ Bytes, four named element counts (see :meth:`InferenceAttention.byte_terms`):
 * gen_elems_q / gen_elems_kv: the same with g_*;
 * bytes = (ctx_q + gen_q)*bpe_Q + (ctx_kv + gen_kv)*bpe_KV.
 
-With dtype_KV == dtype_Q this equals ((c_sq + g_sq)*H_Q*(d_qk + d_v) +
+MLA (``shared_kv_latent``): K and V are one latent vector per token (V = its first d_v
+elements, DeepSeek-V2 paper, arXiv 2405.04434 §2.1), so a cached token is H_KV*d_qk elements
+(576 = kv_lora_rank 512 + rope 64 for DeepSeek-V3), not H_KV*(d_qk + d_v).
+
+With dtype_KV == dtype_Q (and no MLA) this equals ((c_sq + g_sq)*H_Q*(d_qk + d_v) +
 (c_sk + g_sk)*H_KV*(d_qk + d_v))*bpe exactly.
 
 d_h_v is read from the V tensor (the reference tool took it from K, which is wrong for
@@ -29,33 +40,12 @@ from __future__ import annotations
 from typing import Any
 
 from perfreport.errors import ModelError
-from perfreport.models.base import PerfModel, concrete_input, input_dims, input_type
+from perfreport.models.base import Assumption, PerfModel, concrete_input, input_dims, input_type
 from perfreport.models.dtypes import bytes_per_element, precision_of
-from perfreport.passes.iteration_formats import STAT_KEYS
+from perfreport.stats.chunks import chunk_stats, window_group
+from perfreport.stats.iteration_formats import STAT_KEYS
 
 BYTE_STORAGE = frozenset({"unsigned char", "uint8", "torch.uint8", "Byte"})
-
-
-def parse_chunk_stats(op) -> dict[str, Any]:
-    """The eight chunk statistics (ints) plus ``c_reqs``/``g_reqs`` of the op's iteration.
-
-    Raises :class:`ModelError` with the reason when no annotation contains the op or its
-    format lacks statistics (e.g. vLLM native: no sk).
-    """
-    it = op.perf_meta.get("iteration")
-    if not it:
-        raise ModelError(f"{op.name}: no iteration annotation contains this op "
-                         "(chunk statistics unknown)")
-    if it.get("missing"):
-        raise ModelError(str(it["missing"]))
-    try:
-        out: dict[str, Any] = {k: int(it[k]) for k in STAT_KEYS}
-    except (KeyError, TypeError, ValueError):
-        raise ModelError(f"{op.name}: malformed iteration statistics") from None
-    out["c_reqs"] = it.get("c_reqs")
-    out["g_reqs"] = it.get("g_reqs")
-    return out
-
 
 def _bpe(op, dtype: str) -> int | float:
     if dtype in BYTE_STORAGE:
@@ -83,16 +73,21 @@ class InferenceAttention(PerfModel):
     """Base model; reads (query, key, value) = Input Dims[0..2], each ``[tokens, heads, dim]``.
 
     Subclasses with other layouts override :meth:`read_shapes` / :meth:`read_dtypes` and
-    reuse :func:`parse_chunk_stats` and the formulas.
+    reuse :func:`perfreport.stats.chunks.chunk_stats` and the formulas.
     """
 
     category = "InferenceAttention_fwd"
     kind = "matrix"
     compute_in_kv_dtype = False     # True where the kernel's MMAs run in the KV dtype
+    shared_kv_latent = False        # MLA: K and V are one latent vector per token (V = its head)
+    WINDOW: int | None = None       # position of a sliding-window argument (keys to the left)
+    # pass outputs read: chunk statistics, FP8 cache dtype of a leaf, this layer's index and
+    # its sliding window from --model-config (see perfreport/passes/attention_layers.py)
+    needs = ("iteration", "KCache_dtype", "layer_index", "sliding_window")
 
     def __init__(self, op):
         super().__init__(op)
-        self.stats = parse_chunk_stats(op)
+        self.stats = chunk_stats(op)
         shp = self.read_shapes()
         self.N_Q: int = shp["N_Q"]
         self.H_Q: int = shp["H_Q"]
@@ -109,6 +104,15 @@ class InferenceAttention(PerfModel):
         self.kv_cache_dtype = self.read_kv_cache_dtype()
         self.bpe_Q = _bpe(op, self.dtype_Q)
         self.bpe_KV = _bpe(op, self.dtype_KV)
+        self.window, self.window_source = self.read_window()
+        self._groups = None
+        if self.window:
+            s = self.stats
+            self._groups = (
+                window_group(s["c_sq"], s["c_sk"], s["c_sqsq"], s["c_sqsk"], s["c_reqs"],
+                             self.window, decode=False),
+                window_group(s["g_sq"], s["g_sk"], s["g_sqsq"], s["g_sqsk"], s["g_reqs"],
+                             self.window, decode=True))
 
     # -- inputs (override per layout) ---------------------------------------------------
     def read_shapes(self) -> dict[str, Any]:
@@ -127,6 +131,27 @@ class InferenceAttention(PerfModel):
     def read_kv_cache_dtype(self) -> str:
         return ""
 
+    def read_window(self) -> tuple[int | None, str]:
+        """(sliding window W in keys, where it came from), (None, "") for full attention.
+
+        The op's own argument first (``WINDOW``: a left window w means W = w + 1 keys; -1 or
+        0 -> none), else ``perf_meta["sliding_window"]`` that the "attention layers" pass took
+        from ``--model-config`` for this op's layer (0 = that layer is full attention).
+        """
+        if self.WINDOW is not None:
+            ci = concrete_input(self.op, self.WINDOW)
+            try:
+                w = int(float(ci)) if ci not in ("", None) else None
+            except ValueError:
+                w = None
+            if w is not None and w > 0:
+                return w + 1, f"op argument {self.WINDOW} (window_left {w})"
+        w = self.op.perf_meta.get("sliding_window")
+        if isinstance(w, int) and w > 0:
+            layer = self.op.perf_meta.get("layer_index")
+            return w, f"model config, layer {layer}"
+        return None, ""
+
     # -- model ----------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
         s = self.stats
@@ -138,32 +163,88 @@ class InferenceAttention(PerfModel):
         p.update({k: s[k] for k in STAT_KEYS})
         p["dtype_Q"] = self.dtype_Q
         p["dtype_KV"] = self.dtype_KV
+        if self.window:
+            p["sliding_window"] = self.window
+            p["N_KV"] = self._groups[0].keys + self._groups[1].keys
         return p
 
-    def flops(self) -> float:
+    def pairs(self) -> tuple[float, float]:
+        """(prefill, decode) (query, key) pairs: causal inside the prefill chunk
+        (sqsk - sqsq/2), every key for decode (sqsk); capped by the sliding window."""
+        if self._groups is not None:
+            return self._groups[0].pairs, self._groups[1].pairs
         s = self.stats
-        return float(self.H_Q * (self.d_h_qk + self.d_h_v)
-                     * (2 * s["c_sqsk"] - s["c_sqsq"] + 2 * s["g_sqsk"]))
+        return s["c_sqsk"] - s["c_sqsq"] / 2, float(s["g_sqsk"])
 
-    def byte_terms(self) -> dict[str, Any]:
+    def flops_for(self, c_pairs: float, g_pairs: float) -> float:
+        return 2.0 * self.H_Q * (self.d_h_qk + self.d_h_v) * (c_pairs + g_pairs)
+
+    def flops(self) -> float:
+        return self.flops_for(*self.pairs())
+
+    def keys(self) -> tuple[float, float]:
+        """(prefill, decode) KV tokens read, new ones included (sk, or the window's share)."""
+        if self._groups is not None:
+            return self._groups[0].keys, self._groups[1].keys
+        return float(self.stats["c_sk"]), float(self.stats["g_sk"])
+
+    def byte_terms(self, keys: tuple[float, float] | None = None) -> dict[str, Any]:
         """The four element counts and the two element sizes behind :meth:`bytes`."""
         s = self.stats
+        c_keys, g_keys = keys if keys is not None else self.keys()
         hq, hkv, dk, dv = self.H_Q, self.H_KV, self.d_h_qk, self.d_h_v
-        per_new_token = hq * dk + hq * dv + hkv * dk + hkv * dv
-        per_cached_token = hkv * (dk + dv)
+        kv_per_token = hkv * dk if self.shared_kv_latent else hkv * (dk + dv)
+        per_new_token = hq * dk + hq * dv + kv_per_token
         return {
             "ctx_elems_q": s["c_sq"] * per_new_token,
-            "ctx_elems_kv": (s["c_sk"] - s["c_sq"]) * per_cached_token,
+            "ctx_elems_kv": max(c_keys - s["c_sq"], 0) * kv_per_token,
             "gen_elems_q": s["g_sq"] * per_new_token,
-            "gen_elems_kv": (s["g_sk"] - s["g_sq"]) * per_cached_token,
+            "gen_elems_kv": max(g_keys - s["g_sq"], 0) * kv_per_token,
             "bpe_Q": self.bpe_Q,
             "bpe_KV": self.bpe_KV,
         }
 
-    def bytes(self) -> float:
-        t = self.byte_terms()
+    def bytes_for(self, keys: tuple[float, float] | None = None) -> float:
+        t = self.byte_terms(keys)
         return float((t["ctx_elems_q"] + t["gen_elems_q"]) * t["bpe_Q"]
                      + (t["ctx_elems_kv"] + t["gen_elems_kv"]) * t["bpe_KV"])
+
+    def bytes(self) -> float:
+        return self.bytes_for()
+
+    def assumptions(self) -> list[Assumption]:
+        out = []
+        if self._groups is not None:
+            c, g = self._groups
+            f, b = self.flops(), self.bytes()
+            if not (c.exact and g.exact):
+                out.append(Assumption(
+                    f"sliding window {self.window} ({self.window_source}): every request's "
+                    f"context taken as >= window + its new tokens, {c.keys + g.keys:.0f} of "
+                    f"{c.full_keys + g.full_keys:.0f} KV tokens read (bounds "
+                    f"{c.keys_lo + g.keys_lo:.0f} … {c.keys + g.keys:.0f}: per-request lengths "
+                    "are not in the annotation)",
+                    bytes_min=self.bytes_for((c.keys_lo, g.keys_lo)), bytes_max=b,
+                    flops_min=self.flops_for(c.pairs_lo, g.pairs_lo), flops_max=f))
+        est = self.stats.get("estimated") or {}
+        if est and self._groups is None:
+            s = self.stats
+            lo, hi = {}, {}
+            for p in ("c", "g"):
+                sqsq = est.get(f"{p}_sqsq", (s[f"{p}_sqsq"],) * 2)
+                sqsk = est.get(f"{p}_sqsk", (s[f"{p}_sqsk"],) * 2)
+                if p == "c":
+                    lo[p] = max(sqsk[0] - sqsq[1] / 2, float(s["c_sq"]))
+                    hi[p] = sqsk[1] - sqsq[0] / 2
+                else:
+                    lo[p], hi[p] = float(sqsk[0]), float(sqsk[1])
+            out.append(Assumption(
+                f"per-request lengths: {', '.join(sorted(est))} estimated from sums "
+                f"({self.stats['annotation'] or 'compact annotation'}), requests taken as equal",
+                bytes_min=self.bytes(), bytes_max=self.bytes(),
+                flops_min=self.flops_for(lo["c"], lo["g"]),
+                flops_max=self.flops_for(hi["c"], hi["g"])))
+        return out
 
     def precision(self) -> str:
         if self.compute_in_kv_dtype:
@@ -294,6 +375,6 @@ class PerfreportPagedAttentionDecode(InferenceAttention):
         return input_type(self.op, self.Q), input_type(self.op, self.K)
 
 
-__all__ = ["parse_chunk_stats", "kv_precision", "InferenceAttention", "VllmUnifiedAttention",
+__all__ = ["kv_precision", "InferenceAttention", "VllmUnifiedAttention",
            "AiterPagedAttentionV1", "SglangPagedAttentionRagged",
            "PerfreportPagedAttentionDecode"]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from perfreport.errors import BadInput
+from perfreport.models.backward import BackwardOfForward
 from perfreport.models.base import PerfModel
 
 # ---------------------------------------------------------------------------------
@@ -62,7 +63,6 @@ def model_for_op(name: str, perf_meta: Mapping[str, Any] | None) -> type[PerfMod
         if perf_meta.get("exclude_perf_model"):
             return None
         if perf_meta.get("forward") is not None:     # autograd node linked by "backward link"
-            from perfreport.models.backward import BackwardOfForward
             return BackwardOfForward
     return model_for(name)
 
@@ -228,6 +228,12 @@ def _install() -> None:
     MODELS["perfreport::paged_attention_decode"] = ia.PerfreportPagedAttentionDecode
     MODEL_PATTERNS.append((re.compile(r"sglang_profiler::attention_paged_attention_ragged(_\d+)?"),
                            ia.SglangPagedAttentionRagged))
+    MODELS["aiter::paged_attention_ragged"] = ia.SglangPagedAttentionRagged
+    # varlen / paged prefill on the step's chunk statistics (attention_prefill.py)
+    from perfreport.models import attention_prefill as ap
+    MODELS["aiter::mha_varlen_fwd"] = ap.AiterMhaVarlenFwd
+    MODELS["aiter::fmha_v3_varlen_fwd"] = ap.AiterFmhaV3VarlenFwd
+    MODELS["aiter::mha_batch_prefill"] = ap.AiterMhaBatchPrefill
 
     # == mixture of experts (issue 8): moe.py, moe_routing.py ==
     from perfreport.models import moe, moe_routing as mr
@@ -247,6 +253,8 @@ def _install() -> None:
         "aiter::moe_align_block_size", "aiter::moe_sorting_fwd")
 
     # == autograd backward nodes (XBackward0) ==
+    # backward.py imports no registry: it resolves the forward op's model through this hook
+    BackwardOfForward.resolve_forward = staticmethod(model_for)
     # Not by name: the "backward link" pass gives a node perf_meta.forward (its forward op's
     # name and args, matched by Sequence number) when models/backward.py has a rule for that
     # forward; model_for_op() then returns backward.BackwardOfForward (GEMM_bwd, SDPA_bwd).

@@ -33,6 +33,37 @@ def register_pass(name: str, writes: tuple[str, ...], order: int = 100):
     return deco
 
 
+def ops_needing(tree, key: str, extra=frozenset()) -> list:
+    """The ``cpu_op`` events whose perf model declares ``key`` in ``needs`` (see
+    :class:`perfreport.models.base.PerfModel`), plus those named in ``extra``, by time.
+
+    This is how a pass serves models it does not know, out-of-tree ``--models`` ones
+    included: a model asks for a pass output by naming it.
+    """
+    from perfreport.events import CPU_OP
+    from perfreport.models.registry import model_for
+
+    verdict: dict[str, bool] = {}
+    out = []
+    for o in tree.ops:
+        if o.cat != CPU_OP:
+            continue
+        v = verdict.get(o.name)
+        if v is None:
+            cls = model_for(o.name)
+            v = verdict[o.name] = o.name in extra or (
+                cls is not None and key in getattr(cls, "needs", ()))
+        if v:
+            out.append(o)
+    return out
+
+
+def written_keys() -> set[str]:
+    """Every ``perf_meta`` key some registered pass declares it writes."""
+    _load_all()
+    return {k for p in PASSES for k in p.writes}
+
+
 def _load_all() -> None:
     global _loaded
     if _loaded:

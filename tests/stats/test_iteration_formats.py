@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from perfreport.passes import iteration_formats as itf
-from perfreport.passes.iteration_formats import STAT_KEYS, is_complete, parse_iteration
+from perfreport.stats import iteration_formats as itf
+from perfreport.stats.iteration_formats import STAT_KEYS, is_complete, parse_iteration
 
 # The annotation in ../shared/traces/inference/vllm_decode_full/graph_execution.json.gz
 VLLM_DECODE = "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)"
@@ -98,3 +98,42 @@ def test_missing_reason_defaults_to_unknown_keys():
     finally:
         itf.FORMATS[:] = saved
         parse_iteration.cache_clear()
+
+
+# -- compact form: execute_context_<R>(<tokens>_<kv>)_generation_<R>(<tokens>_<kv>) ----------
+def test_compact_decode_is_exact():
+    # 32 decode requests, one new token each: sqsq = 32, sqsk = sk
+    s = parse_iteration("execute_context_0(0_0)_generation_32(32_55086)")
+    assert s["format"] == "vLLM compact" and is_complete(s)
+    assert [s[k] for k in STAT_KEYS] == [0, 0, 0, 0, 32, 55086, 32, 55086]
+    assert (s["c_reqs"], s["g_reqs"]) == (0, 32) and "estimated" not in s
+
+
+def test_compact_single_prefill_is_exact_and_leading_token_count_is_accepted():
+    # one prefill chunk of 16 new tokens on 8 cached: sqsq 16^2 = 256, sqsk 16*24 = 384
+    s = parse_iteration("execute_19_context_1(16_24)_generation_3(3_294)")
+    assert [s[k] for k in STAT_KEYS] == [16, 24, 256, 384, 3, 294, 3, 294]
+    assert "estimated" not in s
+
+
+def test_compact_several_prefills_are_estimated_with_bounds():
+    # 2 prefill requests, 300 new tokens, 500 KV tokens: equal split 150/250 ->
+    # sqsq = 300^2/2 = 45000, sqsk = 300*500/2 = 75000; bounds sqsq [45000, 299^2 + 1],
+    # sqsk [45000, 300*500]
+    s = parse_iteration("execute_context_2(300_500)_generation_0(0_0)")
+    assert is_complete(s) and s["format"] == "vLLM compact"
+    assert (s["c_sqsq"], s["c_sqsk"]) == (45000, 75000)
+    assert s["estimated"] == {"c_sqsq": (45000, 299 ** 2 + 1), "c_sqsk": (45000, 150000)}
+
+
+def test_mixed_group_syntaxes():
+    s = parse_iteration("execute_context_0(0)_generation_4(sq4sk331sqsq4sqsk331)")
+    assert s["format"] == "vLLM native" and is_complete(s)   # the empty native group is known
+    assert [s[k] for k in STAT_KEYS] == [0, 0, 0, 0, 4, 331, 4, 331]
+    s = parse_iteration("execute_context_1(16_24)_generation_3(sq3sk294sqsq3sqsk294)")
+    assert s["format"] == "vLLM compact" and is_complete(s)
+
+
+def test_detailed_without_leading_token_count():
+    s = parse_iteration("execute_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)")
+    assert s["format"] == "vLLM detailed" and s["g_sk"] == 55086
