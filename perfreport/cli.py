@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import typer
 
-from perfreport.errors import BadInput, Interrupted, exit_on_signals, printable
+from perfreport.errors import BadInput, InternalError, Interrupted, exit_on_signals, printable
 from perfreport.writers.targets import default_output
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -72,6 +72,9 @@ def analyze(
     except BadInput as exc:
         _err(str(exc))
         raise typer.Exit(EXIT_BAD)
+    except InternalError as exc:         # a failed self-check (e.g. conservation): a bug
+        _err(f"{trace}: internal error: {exc}")
+        raise typer.Exit(EXIT_FAIL)
 
     partial = not report.has_gpu
     if partial:

@@ -62,3 +62,12 @@ def exit_on_signals() -> None:
         raise Interrupted(signum)
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, handler)
+
+
+class InternalError(Exception):
+    """A self-check of the report failed (a bug, never bad input). Exit code 1.
+
+    The message names the check and the difference found, in one line.
+    """
+
+    exit_code = 1

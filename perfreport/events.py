@@ -123,9 +123,10 @@ class Op(_Timed):
 
     ``parent``/``children`` nest events of one (pid, tid) by time (``children``: a tuple in
     a built tree, a list in records made later). ``kernels`` holds the GPU events launched
-    by this event itself: for a runtime call, the events with its correlation; for a cpu_op
-    or annotation, those of its direct runtime calls, whether or not the tree made records
-    for them ("direct kernels").
+    by this event itself: for a runtime call, the events it launched (plus, for a call
+    outside any op, those of the launch calls nested in it); for a cpu_op or annotation,
+    those of the launch calls nested in it (directly or through other launch calls),
+    whether or not the tree made records for them ("direct kernels").
     """
 
     __slots__ = ("uid", "name", "cat", "parent", "children", "kernels", "_args", "_meta", "_src")
@@ -283,13 +284,33 @@ class GpuEvent(_Timed):
 
     @property
     def op(self) -> Op | None:
-        """The innermost cpu_op (or annotation) that launched this event, if any."""
+        """The innermost cpu_op (or annotation) that launched this event, if any: the first
+        event enclosing its launch call that is no launch call itself."""
+        l = self.launcher
+        while l is not None and l.cat in (RUNTIME, DRIVER):
+            l = l.parent
+        return l
+
+    @property
+    def owner(self) -> Op | None:
+        """The record that has this event in its ``kernels`` as a direct kernel: :attr:`op`,
+        or for a launch outside any op the outermost launch call around it (None: unlinked)."""
         l = self.launcher
         if l is None:
             return None
-        if l.cat in (RUNTIME, DRIVER):
-            return l.parent
+        while l.cat in (RUNTIME, DRIVER) and l.parent is not None:
+            l = l.parent
         return l
+
+    @property
+    def stream_time(self) -> float:
+        """Time on its (device, stream) with same-stream overlap counted once (the overlap is
+        charged to the event that started first; see :func:`perfreport.tree.link.stream_exclusive`).
+        Equals ``dur`` for an event that overlaps nothing. The op tables sum this."""
+        s = self._src
+        if s.__class__ is tuple:
+            return s[1]
+        return s.excl[self.uid]
 
     def __repr__(self) -> str:
         return f"GpuEvent({self.uid}, {self.name[:40]!r}, {self.cat}, ts={self.ts}, dur={self.dur})"

@@ -5,6 +5,7 @@ Perf sheets (``unified_perf_summary`` and one sheet per perf category) are built
 """
 from __future__ import annotations
 
+from perfreport.tables.conservation import check_conservation
 from perfreport.tables.kernels import kernel_summary, short_kernels
 from perfreport.tables.op_times import OpTimes
 from perfreport.tables.ops import ops_summary, ops_summary_by_category, ops_unique_args
@@ -28,6 +29,7 @@ def build_sheets(tree, *, short_kernel_us: float = 10.0, include_unlinked: bool 
     if perf:
         from perfreport.tables.perf import perf_sheets
         sheets.extend(perf_sheets(tree, times, spec))
+    check_conservation(sheets, tree)     # every GPU event counted once, or InternalError
     return sheets
 
 

@@ -10,6 +10,7 @@ from functools import partial
 
 import numpy as np
 
+from perfreport.tables.op_times import gpu_time
 from perfreport.tables.ops import UNLINKED, category
 from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list
 
@@ -20,29 +21,36 @@ _durations = partial(array, "d")
 def _parent(g):
     op = g.op
     if op is None:
-        return (UNLINKED, "unlinked") if g.launcher is None else (g.launcher.name, "runtime (no op)")
+        return (UNLINKED, "unlinked") if g.launcher is None else (g.owner.name, "runtime (no op)")
     return op.name, category(op)
 
 
 def kernel_summary(tree, total_time_us: float) -> Sheet:
-    """Per (parent op, kernel name, stream): duration statistics and shares."""
+    """Per (parent op, kernel name, stream): duration statistics and shares.
+
+    ``sum`` is stream time (overlap with an earlier event on the same stream counted once,
+    as in the op tables, so the sheet sums to the GPU time); mean / median / min / max are
+    of the kernels' own durations.
+    """
     groups: dict = defaultdict(_durations)
-    cats = {}
+    cats, excl = {}, {}
     for g in tree.gpu:
         pname, pcat = _parent(g)
         key = (pname, g.name, g.stream)
         groups[key].append(g.dur)
+        excl[key] = excl.get(key, 0.0) + g.stream_time
         cats[key] = pcat
-    ksum = sum(g.dur for g in tree.gpu)
+    ksum = gpu_time(tree)
     rows = []
     for (pname, kname, stream), durs in groups.items():
         d = np.asarray(durs)
+        t = excl[(pname, kname, stream)]
         rows.append({"parent op category": cats[(pname, kname, stream)], "parent op": pname,
                      "kernel": kname, "stream": stream, "count": len(d),
-                     "sum (µs)": d.sum(), "mean (µs)": d.mean(), "median (µs)": float(np.median(d)),
+                     "sum (µs)": t, "mean (µs)": d.mean(), "median (µs)": float(np.median(d)),
                      "min (µs)": d.min(), "max (µs)": d.max(),
-                     "percent of kernel time (%)": 100.0 * d.sum() / ksum if ksum else 0.0,
-                     "percent of GPU timeline (%)": 100.0 * d.sum() / total_time_us if total_time_us else 0.0})
+                     "percent of kernel time (%)": 100.0 * t / ksum if ksum else 0.0,
+                     "percent of GPU timeline (%)": 100.0 * t / total_time_us if total_time_us else 0.0})
     cols = ["parent op category", "parent op", "kernel", "stream", "count", "sum (µs)", "mean (µs)",
             "median (µs)", "min (µs)", "max (µs)", "percent of kernel time (%)",
             "percent of GPU timeline (%)"]

@@ -1,4 +1,10 @@
-"""Per-op kernel times: direct (launched by the op's own runtime calls) and subtree."""
+"""Per-op kernel times: direct (launched by the op's own launch calls) and subtree.
+
+A GPU event's time here is its :attr:`~perfreport.events.GpuEvent.stream_time`: where kernels
+on one stream overlap (programmatic dependent launch), the overlap is counted once, so an
+op's time never exceeds its kernels' wall span and the times of all ops still add up to the
+GPU time of the trace.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -8,8 +14,28 @@ from perfreport.events import DRIVER, RUNTIME
 LAUNCH = (RUNTIME, DRIVER)
 
 
+def kernel_time(kernels) -> float:
+    """Σ stream time of ``kernels`` (µs)."""
+    return sum(k.stream_time for k in kernels) if kernels else 0.0
+
+
+def gpu_time(tree) -> float:
+    """Σ stream time of every GPU event of the trace (µs): what the op tables add up to."""
+    return kernel_time(tree.gpu)
+
+
+def owns(o) -> bool:
+    """Whether ``o``'s ``kernels`` are its own direct kernels (an op, or a launch call
+    outside any op); a launch call inside another event only lists what it launched."""
+    return o.cat not in LAUNCH or o.parent is None
+
+
 class OpTimes:
-    """``direct[uid]`` and ``subtree[uid]`` kernel time in µs, for every CPU event."""
+    """``direct[uid]`` and ``subtree[uid]`` kernel time in µs, for every CPU event.
+
+    ``subtree`` adds the children's subtree times to the op's own direct time; a launch call
+    inside an op contributes only what is nested in it (its kernels are its owner's).
+    """
 
     def __init__(self, tree):
         n = len(tree.ops)
@@ -17,18 +43,17 @@ class OpTimes:
         subtree = np.zeros(n)
         for o in tree.ops:
             if o.kernels:
-                direct[o.uid] = sum(k.dur for k in o.kernels)
+                direct[o.uid] = kernel_time(o.kernels)
         # post-order accumulation without recursion
         for root in tree.roots:
             stack = [(root, False)]
             while stack:
                 o, done = stack.pop()
                 if done:
-                    s = direct[o.uid]
+                    s = direct[o.uid] if owns(o) else 0.0
                     if o.children:
                         for c in o.children:
-                            if c.cat not in LAUNCH:   # launches are already in direct[o]
-                                s += subtree[c.uid]
+                            s += subtree[c.uid]
                     subtree[o.uid] = s
                 else:
                     stack.append((o, True))

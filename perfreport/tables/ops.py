@@ -2,8 +2,9 @@
 
 Times are GPU kernel times in µs attributed through the tree: an op's *direct* time is the
 time of the kernels its own runtime calls launched; its *subtree* time adds its children's.
-Percentages are of all GPU event time in the trace (kernels, memcpy, memset), so the
-``(unlinked GPU events)`` row closes the sum to 100%.
+Percentages are of all GPU event time in the trace (kernels, memcpy, memset; where events
+overlap on one stream the overlap counts once, see :mod:`perfreport.tables.op_times`), so
+the ``(unlinked GPU events)`` row closes the sum to 100%.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import numpy as np
 
 from perfreport.events import CPU_OP, DRIVER, RUNTIME
 from perfreport.models.registry import category_of
-from perfreport.tables.op_times import OpTimes
+from perfreport.tables.op_times import OpTimes, gpu_time, kernel_time
 from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list, rank
 
 UNLINKED = "(unlinked GPU events)"
@@ -52,12 +53,12 @@ def ops_summary(tree, times: OpTimes) -> Sheet:
     un = [g for g in tree.gpu if g.launcher is None]
     if un:
         rows.append({"name": UNLINKED, "category": "unlinked", "count": len(un),
-                     "direct kernel time (µs)": sum(g.dur for g in un),
-                     "subtree kernel time (µs)": sum(g.dur for g in un), "CPU time (µs)": 0.0})
+                     "direct kernel time (µs)": kernel_time(un),
+                     "subtree kernel time (µs)": kernel_time(un), "CPU time (µs)": 0.0})
     cols = ["name", "category", "count", "direct kernel time (µs)", "subtree kernel time (µs)",
             "CPU time (µs)", "percent (%)", "cumulative percent (%)"]
     key = "direct kernel time (µs)" if tree.gpu else "CPU time (µs)"
-    total = sum(g.dur for g in tree.gpu) if tree.gpu else sum(r[key] for r in rows)
+    total = gpu_time(tree) if tree.gpu else sum(r[key] for r in rows)
     rank(rows, key, total)
     notes = [] if tree.gpu else ["no GPU events: percentages are of CPU op time"]
     return Sheet.from_records("ops_summary", rows, cols, {c: US for c in cols[3:6]} | {
@@ -72,7 +73,7 @@ def ops_summary_by_category(summary: Sheet, tree) -> Sheet:
         a[0] += r["count"]
         a[1] += r[key]
     rows = [{"category": c, "count": n, key: t} for c, (n, t) in agg.items()]
-    total = sum(x.dur for x in tree.gpu) if tree.gpu else sum(r[key] for r in rows)
+    total = gpu_time(tree) if tree.gpu else sum(r[key] for r in rows)
     rank(rows, key, total)
     cols = ["category", "count", key, "percent (%)", "cumulative percent (%)"]
     return Sheet.from_records("ops_summary_by_category", rows, cols, {
@@ -137,7 +138,7 @@ def ops_unique_args(tree, times: OpTimes) -> Sheet:
             "example ts (µs)": o0.ts,
         })
     key = "direct kernel time sum (µs)" if tree.gpu else "CPU time sum (µs)"
-    total = sum(g.dur for g in tree.gpu) if tree.gpu else sum(r[key] for r in rows)
+    total = gpu_time(tree) if tree.gpu else sum(r[key] for r in rows)
     rank(rows, key, total)
     cols = ["name", "category", "input dims", "input types", "input strides", "concrete inputs",
             "count", "direct kernel time mean (µs)", "direct kernel time median (µs)",

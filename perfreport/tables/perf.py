@@ -21,6 +21,7 @@ import numpy as np
 from perfreport.errors import ModelError
 from perfreport.events import CPU_OP, DRIVER, RUNTIME
 from perfreport.models.registry import model_for_op
+from perfreport.tables.op_times import kernel_time
 from perfreport.tables.ops import KernelAcc, category
 from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list, rank
 
@@ -66,6 +67,8 @@ def collect_units(tree):
             if o.cat in LAUNCH:
                 if o.parent is None and o.kernels:
                     yield o, o.name, o.kernels, None
+                if o.children:               # ops nested in a launch call (rare) own theirs
+                    stack.extend(reversed(o.children))
                 continue
             cls = model_for_op(o.name, o.perf_meta) if o.cat == CPU_OP else None
             if cls is not None:
@@ -100,7 +103,7 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
         grp = groups.get(gkey)
         if grp is None:                  # [first op, eval, times, kernel accumulator]
             grp = groups[gkey] = [op, ev, [], KernelAcc()]
-        grp[2].append(sum(x.dur for x in ks) if has_gpu else op.dur)
+        grp[2].append(kernel_time(ks) if has_gpu else op.dur)
         grp[3].add(ks)
 
     first_gpu_ts: dict = {}

@@ -4,32 +4,31 @@ Works on the reader's columns (:mod:`perfreport.read.kineto`): nesting is one nu
 ``lexsort`` plus one tight loop, linking is ``searchsorted`` on correlation ids, and
 :class:`Op` / :class:`GpuEvent` records are made only for what the report needs.
 
-Linking, in order of preference:
+Before anything else, repeated events (the same event recorded twice) are dropped
+(:mod:`perfreport.tree.dedup`, with a warning), and a cpu_op nested directly in a cpu_op of
+the same name (``aten::div`` calling ``aten::div``) is merged into it: one call, one record.
 
-1. ``correlation``: a GPU event's ``args.correlation`` equals the runtime call's. A graph
-   launch (``cudaGraphLaunch`` / ``hipGraphLaunch``) owns every GPU event with its
-   correlation (hundreds per launch).
-2. ``ac2g`` flows, for GPU events without ``correlation``: the flow that ends on the GPU
-   event (same pid, tid, ts) names the flow start, a runtime call at (pid, tid, ts).
-3. ``External id``: a GPU event whose External id equals a cpu_op's is owned by that op
-   (used only when the trace has no runtime event for it).
-
-A GPU event none of these claim is *unlinked*: it stays in ``tree.gpu`` (and so in the
-timeline) and is reported in its own rows.
+Linking (:mod:`perfreport.tree.link`): by ``correlation`` (the innermost launch call of that
+correlation wins, a graph launch owns all of its events), then ``ac2g`` flows, then
+``External id``. Each linked event has one *owner*: the innermost enclosing event that is no
+launch call (or, outside any op, the outermost launch call); the owner has it in its
+``kernels``, exactly once. A GPU event none of these claim is *unlinked*: it stays in
+``tree.gpu`` (and so in the timeline) and is reported in its own rows.
 
 What becomes a record (``tree.ops``), on a trace with GPU events: every event with a
 launched GPU event in its subtree (the launching ops and all their ancestors), every
 ``user_annotation`` (and its ancestors), and the runtime/driver calls that launched a GPU
 event and are graph launches (``*GraphLaunch*``: graph-capture merging moves their events),
-outside any op (they own their events in the report), inside another launch call, or hold
-a kept event. Kernel-less ``cpu_op`` s (``aten::empty``, ``aten::view`` ...) and runtime
+outside any op (they own their events in the report), or hold a kept event that is no
+foldable launch call. Kernel-less ``cpu_op`` s (``aten::empty``, ``aten::view`` ...) and runtime
 calls that launch nothing (``cudaFuncSetAttribute`` ...) carry no GPU time and are left out.
 Every CPU event is kept when the trace has no GPU events (the CPU-only report needs them),
 when python frames were asked for, and for graph-capture traces (``*StreamBeginCapture``:
 the capture's kernel-less launch calls are the graph nodes). ``tree.n_events`` still counts
 every event.
 
-The other launch calls (``cudaLaunchKernel`` inside an op: most of them) get no record:
+The other launch calls (``cudaLaunchKernel`` inside an op, and any launch calls nested in
+it such as ``cuLaunchKernel``: most of them) get no record:
 their GPU events' ``launcher`` is the enclosing op, which has them in its ``kernels`` (as it
 would as their owner anyway), and ``GpuEvent.launch_name`` keeps the call's name (a name
 code in the GPU columns). ``GpuEvent.op``, ``Op.subtree_kernels`` and the tables read the
@@ -46,8 +45,10 @@ import numpy as np
 
 from perfreport.events import NONE, SIDE, Columns, GpuEvent, Op
 from perfreport.read import RawTrace, heap
-from perfreport.read.kineto import (C_CPU_OP, C_DRIVER, C_RUNTIME, C_USER_ANNOTATION, CATS,
-                                    Collector)
+from perfreport.read.kineto import C_DRIVER, C_RUNTIME, C_USER_ANNOTATION, CATS, Collector
+from perfreport.tree.dedup import drop_duplicates, duplicates_warning
+from perfreport.tree.link import (chain_owner, foldable, graph_rows, link_rows,
+                                  merge_same_name, stream_exclusive)
 from perfreport.tree.trace_tree import TraceTree
 
 _CAPTURE = re.compile(r"(hip|cuda|cu)StreamBeginCapture")
@@ -77,19 +78,28 @@ def _build(raw: RawTrace) -> TraceTree:
     col: Collector = raw.records
     if col.consumed:
         raise ValueError("build_tree: this RawTrace was already consumed by an earlier build_tree")
+    n_rows = len(col.c) + len(col.g)
+    dup = duplicates_warning(*drop_duplicates(col), n_rows)
     c, g = col.c, col.g
     n, ng = len(c), len(g)
     ts = _np(c.ts, np.float64)
     dur = _np(c.dur, np.float64)
     cat = _np(c.cat, np.int8)
+    name = _np(c.name, np.int32)
     launch = (cat == C_RUNTIME) | (cat == C_DRIVER)
+    graph = graph_rows(col, launch, name)
 
     order, parent = _nest(col, ts, dur, cat)
-    lrow = _link(col, ts, cat, launch)
+    same, parent, rep = merge_same_name(cat, name, parent)
+    lrow = link_rows(col, ts, cat, launch, parent, graph)
+    if rep is not None:                     # External id links to a merged op: its call
+        ok = lrow >= 0
+        lrow[ok] = rep[lrow[ok]]
+    del rep
 
     fold = None
     if ng == 0 or col.keep_python or any(_CAPTURE.match(s) for s in col.names):
-        keep = np.ones(n, dtype=bool)
+        keep = ~same
     else:
         keep = np.zeros(n, dtype=bool)
         keep[lrow[lrow >= 0]] = True
@@ -101,8 +111,9 @@ def _build(raw: RawTrace) -> TraceTree:
             p = np.unique(p[~keep[p]])
             keep[p] = True
             front = p
-        fold = _foldable(col, keep, launch, parent)
+        fold = foldable(keep, launch, parent, graph)
         keep &= ~fold
+    del same, graph
 
     rows = np.flatnonzero(keep)
     rows = rows[np.argsort(ts[rows], kind="stable")]     # uid order: by ts, then reading order
@@ -119,24 +130,19 @@ def _build(raw: RawTrace) -> TraceTree:
     p_uid = np.where(pr >= 0, uid_of[pr], -1)
     del nest_rows, pr
 
-    # links: each linked GPU row's launcher uid, and the op that owns it as a direct kernel
-    # when the launcher is a runtime call (its enclosing op), else -1
+    # links: each linked GPU row's launcher uid (its launch call's record, or the owner when
+    # the call was folded) and its owner's uid when that is another record, else -1
     linked = np.flatnonzero(lrow >= 0)
     lr = lrow[linked]
     del lrow
     l_launch = launch[lr]
     lname = np.full(ng, -1, dtype=np.int32)
-    lname[linked[l_launch]] = _np(c.name, np.int32)[lr[l_launch]]
-    lp = parent[lr]
-    if fold is not None:
-        f = fold[lr]
-        t_uid = uid_of[np.where(f, lp, lr)]
-        l_launch &= ~f                       # folded: the enclosing op is the launcher itself
-        del f, fold
-    else:
-        t_uid = uid_of[lr]
-    s_uid = np.where(l_launch & (lp >= 0), uid_of[np.maximum(lp, 0)], -1)
-    del lr, lp, l_launch, parent, uid_of, ts, dur, cat, launch, c
+    lname[linked[l_launch]] = name[lr[l_launch]]
+    own = chain_owner(lr, launch, parent)
+    lrec = np.where(fold[lr], own, lr) if fold is not None else lr
+    t_uid = uid_of[lrec]
+    s_uid = np.where(own != lrec, uid_of[own], -1)
+    del lr, own, lrec, l_launch, fold, parent, uid_of, ts, dur, cat, launch, name, c
     # the CPU columns are not needed any more: free them before the records are made
     col.release_cpu()
     _trim()
@@ -161,25 +167,9 @@ def _build(raw: RawTrace) -> TraceTree:
     tree.process_labels = col.process_labels
     tree.thread_names = col.thread_names
     tree.n_events = col.n_events
+    if dup:
+        tree.warnings.append(dup)
     return tree
-
-
-def _foldable(col: Collector, keep, launch, parent) -> np.ndarray:
-    """Kept runtime/driver calls that need no record of their own (see the module docstring).
-
-    A launch call inside an op (not inside another launch call), with no kept event nested in
-    it and not a graph launch: its GPU events are linked straight to the enclosing op.
-    """
-    cand = keep & launch & (parent >= 0)
-    rows = np.flatnonzero(cand)
-    cand[rows[launch[parent[rows]]]] = False            # inside another launch call: keep
-    kids = np.flatnonzero(keep & (parent >= 0))
-    cand[parent[kids]] = False                           # something kept is nested in it
-    graph = [i for i, s in enumerate(col.names) if "GraphLaunch" in s]
-    if graph:
-        rows = np.flatnonzero(cand)
-        cand[rows[np.isin(_np(col.c.name, np.int32)[rows], graph)]] = False
-    return cand
 
 
 def _nest(col: Collector, ts, dur, cat):
@@ -193,7 +183,7 @@ def _nest(col: Collector, ts, dur, cat):
     thr = _np(col.c.thr, np.int32)
     order = np.lexsort((-dur, ts, thr))
     ends = (ts + dur)[order]
-    push = ((dur > 0) | (cat != C_RUNTIME))[order].view(np.uint8)
+    push = ((dur > 0) | ((cat != C_RUNTIME) & (cat != C_DRIVER)))[order].view(np.uint8)
     parent = np.full(n, -1, dtype=np.int64)
     par = memoryview(parent)
     stack_rows: list[int] = []
@@ -215,77 +205,6 @@ def _nest(col: Collector, ts, dur, cat):
             stack_rows.append(r)
             stack_ends.append(e)
     return order, parent
-
-
-def _last_match(keys: np.ndarray, rows: np.ndarray, want: np.ndarray) -> np.ndarray:
-    """For each ``want``: the last (in ``rows`` order) row whose key equals it, or -1."""
-    out = np.full(want.size, -1, dtype=np.int64)
-    if not keys.size or not want.size:
-        return out
-    o = np.argsort(keys, kind="stable")
-    ks, rs = keys[o], rows[o]
-    i = np.searchsorted(ks, want, side="right") - 1
-    ok = i >= 0
-    ok[ok] = ks[i[ok]] == want[ok]
-    out[ok] = rs[i[ok]]
-    return out
-
-
-def _link(col: Collector, ts, cat, launch) -> np.ndarray:
-    """The launching CPU row of each GPU event (-1: unlinked)."""
-    c, g = col.c, col.g
-    ng = len(g)
-    lrow = np.full(ng, -1, dtype=np.int64)
-    if not ng or not ts.size:
-        return lrow
-    cs = _np(c.cs, np.int64)
-    gcorr = _np(g.corr, np.int64)
-    lr = np.flatnonzero(launch & (cs != NONE) & (cs != SIDE))
-    has_corr = (gcorr != NONE) & (gcorr != SIDE)
-    wi = np.flatnonzero(has_corr)
-    lrow[wi] = _last_match(cs[lr], lr, gcorr[wi])
-    side = np.flatnonzero(gcorr == SIDE)       # ids beyond int64 (kept as Python ints)
-    if side.size:
-        big = {}
-        for (f, r), v in sorted(c.side.items(), key=lambda kv: kv[0][1]):
-            if f == "cs" and launch[r]:
-                big[v] = r
-        for r in side.tolist():
-            lrow[r] = big.get(g.side[("corr", r)], -1)
-    corr_known = lrow >= 0       # ``g.correlation in by_corr``
-
-    # 2. ac2g flows, for GPU events without correlation
-    need = np.flatnonzero(~has_corr & (gcorr != SIDE))
-    if need.size and len(col.flow_f):
-        _link_flows(col, ts, launch, need, lrow)
-
-    # 3. External id of a cpu_op / annotation
-    gext = _np(g.ext, np.int64)
-    need = np.flatnonzero((lrow < 0) & (gext != NONE) & (gext != SIDE) & ~corr_known)
-    if need.size:
-        ext = _np(c.ext, np.int64)
-        er = np.flatnonzero(((cat == C_CPU_OP) | (cat == C_USER_ANNOTATION))
-                            & (ext != NONE) & (ext != SIDE))
-        lrow[need] = _last_match(ext[er], er, gext[need])
-    return lrow
-
-
-def _link_flows(col: Collector, ts, launch, need, lrow) -> None:
-    locs = col.locations
-    fe, fs = col.flow_f, col.flow_s
-    flows_end = {(*locs[l], t): i for i, l, t in zip(fe.id, fe.loc, fe.ts)}
-    flows_start = {i: (*locs[l], t) for i, l, t in zip(fs.id, fs.loc, fs.ts)}
-    threads = col.threads
-    c = col.c
-    by_start = {(*threads[c.thr[r]], c.ts[r]): r for r in np.flatnonzero(launch).tolist()}
-    g = col.g
-    for r in need.tolist():
-        dev, stream = col.devstreams[g.ds[r]]
-        fid = flows_end.get((dev, stream, g.ts[r]))
-        st = flows_start.get(fid) if fid is not None else None
-        hit = by_start.get(st) if st is not None else None
-        if hit is not None:
-            lrow[r] = hit
 
 
 def _arr(typecode: str, a: np.ndarray) -> array:
@@ -380,8 +299,10 @@ def _make_gpu(col: Collector, lname: np.ndarray, ints: list) -> list[GpuEvent]:
     g = col.g
     if not len(g):
         return []
+    excl = stream_exclusive(_np(g.ds, np.int32), _np(g.ts, np.float64), _np(g.dur, np.float64))
     cols = Columns(ts=g.ts, dur=g.dur, corr=g.corr, ext=g.ext, nbytes=g.nbytes,
-                   lname=_arr("i", lname))
+                   lname=_arr("i", lname), excl=_arr("d", excl))
+    del excl
     cols.side = g.side
     cols.names = col.names
     names, ds, cats = col.names, col.devstreams, CATS
