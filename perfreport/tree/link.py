@@ -200,6 +200,7 @@ def stream_exclusive(ds: np.ndarray, ts: np.ndarray, dur: np.ndarray) -> np.ndar
     out = dur.astype(np.float64, copy=True)
     if n < 2:
         return out
+    ts = ts - ts.min()          # relative: absolute µs near 1e15 keep no sub-µs digits in ts + dur
     o = np.lexsort((ts, ds))
     dso, tso, eo = ds[o], ts[o], (ts + dur)[o]
     starts = np.flatnonzero(np.concatenate(([True], dso[1:] != dso[:-1])))

@@ -1,0 +1,144 @@
+"""Linking for every launch nesting: fixtures for the three cases of issue 14, worked by hand.
+
+Each fixture is a trace fragment in fixtures/linking/ (one event per line: read it beside
+the expected values below). GPU times are integers in µs, so the sums are exact.
+"""
+from __future__ import annotations
+
+import pytest
+
+from perfreport.pipeline import load_tree
+from perfreport.tables import OpTimes, build_sheets
+from tests.conftest import FIX
+
+LINK = FIX / "linking"
+
+
+def _sheet(sheets, name):
+    return {s.name: s for s in sheets}[name]
+
+
+def _by_name(sheet, key, col):
+    out = {}
+    for r in sheet.records():
+        out[r[key]] = out.get(r[key], 0.0) + r[col]
+    return out
+
+
+def _kernel(tree, name):
+    (g,) = [g for g in tree.gpu if g.name == name]
+    return g
+
+
+def test_runtime_enclosing_driver_launch_of_the_same_correlation():
+    t = load_tree(str(LINK / "runtime_driver_nesting.json"))
+    # sm90_gemm (corr 1): cudaLaunchKernel@10 encloses cuLaunchKernel@15, both corr 1: the
+    # innermost (driver) call launched it, aten::mm is its op
+    g = _kernel(t, "sm90_gemm")
+    assert g.op.name == "aten::mm" and g.launch_name == "cuLaunchKernel"
+    assert t.ops_named("aten::mm")[0].kernels == [g]
+    # add_kernel (corr 3): three calls deep (cudaLaunchKernel > cuLaunchKernelEx > cuLaunchKernel)
+    g = _kernel(t, "add_kernel")
+    assert g.op.name == "aten::add" and g.launch_name == "cuLaunchKernel"
+    # fill_kernel (corr 4): cudaLaunchKernel@400 outside any op encloses cuLaunchKernel@405:
+    # no op; the outer call owns it (a row under its own name), the inner one launched it
+    g = _kernel(t, "fill_kernel")
+    assert g.op is None and g.owner.name == "cudaLaunchKernel" and g.owner.parent is None
+    assert g.launcher.name == "cuLaunchKernel" and g.launcher.parent is g.owner
+    assert _kernel(t, "early_kernel").launcher is None            # corr 99: no launch call
+
+    # every µs once: 25 (mm) + 12 (triton) + 8 (add) + 7 (fill) + 3 (unlinked) = 55
+    sheets = build_sheets(t)
+    unified = _by_name(_sheet(sheets, "unified_perf_summary"), "name", "time sum (µs)")
+    assert unified == {"aten::mm": 25, "triton_poi_fused_add_0": 12, "aten::add": 8,
+                       "cudaLaunchKernel": 7, "(unlinked) early_kernel": 3}
+    ops = _by_name(_sheet(sheets, "ops_summary"), "name", "direct kernel time (µs)")
+    assert ops == {"aten::mm": 25, "triton_poi_fused_add_0": 12, "aten::add": 8,
+                   "cudaLaunchKernel": 7, "(unlinked GPU events)": 3}
+    assert sum(_by_name(_sheet(sheets, "kernel_summary"), "kernel", "sum (µs)").values()) == 55
+
+
+def test_launches_nested_in_graph_launches():
+    t = load_tree(str(LINK / "graph_launch_nesting.json"))
+    fwd = t.ops_named("vllm::forward")[0]
+    (hip,) = t.ops_named("hipGraphLaunch")
+    # corr 10: hipGraphLaunch@10 and the cuLaunchKernel@40 nested in it both carry it: the
+    # graph launch owns its 3 kernels (10 + 15 + 4 = 29 µs); their op is vllm::forward
+    graph = [g for g in t.gpu if g.correlation == 10]
+    assert len(graph) == 3 and all(g.launcher is hip and g.op is fwd for g in graph)
+    assert sorted(g.name for g in hip.kernels) == ["graph_attn", "graph_gemm", "graph_norm"]
+    # corr 11 / 12: hipLaunchKernel / hipMemcpyAsync nested in the graph launch: their op is
+    # the innermost enclosing op (vllm::forward), not the graph launch
+    for name, call in (("side_kernel", "hipLaunchKernel"), ("Memcpy HtoD", "hipMemcpyAsync")):
+        g = _kernel(t, name)
+        assert g.op is fwd and g.launch_name == call
+    # direct kernels of vllm::forward: 29 + 5 + 6 = 40 µs
+    times = OpTimes(t)
+    assert times.direct[fwd.uid] == 40 and times.subtree[fwd.uid] == 40
+    ann = t.ops_named("execute_model")[0]
+    assert times.direct[ann.uid] == 0 and times.subtree[ann.uid] == 40
+    # cudaGraphLaunch@500 outside any op: owns its 2 kernels (20 + 30) and k21 (2), launched
+    # by the cudaLaunchKernel nested in it: 52 µs
+    (cg,) = t.ops_named("cudaGraphLaunch")
+    k21 = _kernel(t, "k21")
+    assert k21.op is None and k21.owner is cg and k21.launcher.name == "cudaLaunchKernel"
+    assert times.direct[cg.uid] == 52
+
+    # every µs once: 40 + 52 = 92
+    sheets = build_sheets(t)
+    unified = _by_name(_sheet(sheets, "unified_perf_summary"), "name", "time sum (µs)")
+    assert unified == {"vllm::forward": 40, "cudaGraphLaunch": 52}
+    ks = _sheet(sheets, "kernel_summary").records()
+    assert {r["parent op"] for r in ks if r["kernel"] == "k21"} == {"cudaGraphLaunch"}
+
+
+def test_every_event_twice_is_counted_once():
+    t = load_tree(str(LINK / "duplicated_events.json"))
+    # 9 distinct events, each written twice: 6 CPU + 3 GPU repeats dropped; the two
+    # aten::view calls share name, thread, ts and dur but not External id: both stay
+    assert len(t.gpu) == 3
+    (w,) = t.warnings
+    assert w.startswith("9 duplicate events dropped (6 CPU, 3 GPU")
+    assert "50% of the events are repeats" in w                  # 9 of 18
+    sheets = build_sheets(t)
+    unified = _by_name(_sheet(sheets, "unified_perf_summary"), "name", "time sum (µs)")
+    assert unified == {"aten::mm": 40, "aten::add": 10, "(unlinked) early": 5}   # 55 µs
+    assert len(t.ops_named("aten::mm")) == 1
+
+
+def test_duplicate_rows_keeps_the_first_and_needs_every_key_equal():
+    import numpy as np
+    from perfreport.tree.dedup import duplicate_rows
+    ts = np.array([5.0, 1.0, 5.0, 5.0, 1.0])
+    ids = np.array([1, 2, 1, 3, 9])
+    # row 2 repeats row 0; row 3 has another id; row 4 shares ts with row 1 only
+    assert duplicate_rows([ts, ids]).tolist() == [False, False, True, False, False]
+
+
+def test_a_few_repeats_warn_without_calling_the_trace_a_repeat():
+    from perfreport.tree.dedup import duplicates_warning
+    assert duplicates_warning(0, 0, 10) is None
+    w = duplicates_warning(1, 1, 100)                               # 2 of 100: 2%
+    assert w.startswith("2 duplicate events dropped") and "repeats" not in w
+
+
+def test_cli_reports_a_failed_conservation_check_as_internal_error(monkeypatch, tmp_path):
+    """A sheet that loses a row must end the run with exit 1 naming the difference."""
+    from typer.testing import CliRunner
+    import perfreport.tables as tables
+    from perfreport.cli import app
+
+    real = tables.kernel_summary
+
+    def lossy(tree, total):
+        s = real(tree, total)
+        s.rows = s.rows[1:]                   # drop the largest row: 25 µs of sm90_gemm
+        return s
+
+    monkeypatch.setattr(tables, "kernel_summary", lossy)
+    r = CliRunner().invoke(app, ["analyze", str(LINK / "runtime_driver_nesting.json"), "-q",
+                                 "-o", str(tmp_path / "o.xlsx")])
+    assert r.exit_code == 1
+    assert "kernel_summary sums to 30.000000 µs, expected 55.000000 µs" in r.output
+    assert "difference -25.000000" in r.output
+    assert not (tmp_path / "o.xlsx").exists()
