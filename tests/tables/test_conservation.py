@@ -23,7 +23,8 @@ SHARED = Path(os.environ.get("PERFREPORT_SHARED", ROOT.parent / "shared")) / "tr
 
 
 def _fixture_traces():
-    out = sorted(p for p in FIX.rglob("*.json*") if p.name != "execution_details.json")
+    # traces: every *.json.gz, and the plain-JSON fragments in linking/ (not configs)
+    out = sorted(list(FIX.rglob("*.json.gz")) + list((FIX / "linking").glob("*.json")))
     return [str(p.relative_to(FIX)) for p in out]
 
 
