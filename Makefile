@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	# CPU build of torch for bench-pa (this exact pin is the local CPU wheel); analyze never imports it
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[bench,test]'
+	$(PY) -m pip install -q -e '.[bench,test,ray]'
 	touch $(STAMP)
 
 demo: install

@@ -27,7 +27,7 @@ def _err(msg: str) -> None:
 
 @app.command()
 def analyze(
-    trace: str = typer.Argument(..., help="Kineto trace (.json or .json.gz, detected by content) or - for stdin"),
+    traces: List[str] = typer.Argument(..., metavar="TRACE...", help="Kineto trace (.json or .json.gz, detected by content) or - for stdin; several traces, a directory or a glob: one rank each, merged"),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Workbook path [default: <trace stem>_perf_report.xlsx beside the trace]"),
     csv_dir: Optional[Path] = typer.Option(None, "--csv-dir", help="Also write one CSV per sheet into DIR"),
     sheet: Optional[str] = typer.Option(None, "--sheet", help="Print one sheet to stdout (no workbook unless -o is given)"),
@@ -41,9 +41,27 @@ def analyze(
     linked_only: bool = typer.Option(False, "--linked-only", help="gpu_timeline: leave out GPU events with no CPU launch in the trace"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary"),
     summary: Optional[bool] = typer.Option(None, "--summary/--no-summary", help="Print the console summary [default: only when stdout is a terminal]"),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Several traces: analyze N at a time, one process each [default: the cores available]"),
+    engine: Optional[str] = typer.Option(None, "--engine", help="Several traces: serial, process or ray [default: process when --jobs > 1]"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="--engine ray: the cluster to use [default: start a local instance]"),
+    per_rank: Optional[Path] = typer.Option(None, "--per-rank", help="Several traces: also write one workbook per rank into DIR"),
 ):
-    """Analyze a trace: GPU timeline, op and kernel summaries, rooflines -> Excel/CSV/stdout."""
+    """Analyze a trace: GPU timeline, op and kernel summaries, rooflines -> Excel/CSV/stdout.
+    Several traces (one per rank): a merged report with ops, GPU timeline and collectives by rank."""
     from rich.console import Console
+
+    # -- several traces (multi-rank): the merged report ----------------------------------
+    from perfreport.multi.inputs import is_multi
+    if is_multi(traces):
+        from perfreport.multi.cli_run import run_multi
+        raise typer.Exit(run_multi(traces, output=output, csv_dir=csv_dir, sheet=sheet, fmt=fmt,
+                                   quiet=quiet, summary=summary, jobs=jobs, engine=engine,
+                                   ray_address=ray_address, per_rank=per_rank, arch=arch,
+                                   basis=basis, models=[str(m) for m in models],
+                                   short_kernel_us=short_kernel_us, graph_capture=graph_capture,
+                                   model_config=str(model_config) if model_config else None,
+                                   linked_only=linked_only))
+    trace = traces[0]
 
     if fmt not in ("csv", "json", "table"):
         _err(f"--format must be csv, json or table, not {fmt!r}")

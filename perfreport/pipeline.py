@@ -38,7 +38,8 @@ def load_tree(spec: TraceInput, *, keep_python: bool = False, passes: bool = Tru
 def analyze(trace: TraceInput, *, arch=None, basis: str = "peak", graph_capture: str | None = None,
             model_config=None, models: Iterable[str] = (), short_kernel_us: float = 10.0,
             linked_only: bool = False,
-            on_progress: Callable[[int], None] | None = None) -> Report:
+            on_progress: Callable[[int], None] | None = None,
+            on_tree: Callable[[TraceTree], None] | None = None) -> Report:
     """Analyze one trace and return its :class:`Report` (sheets, notes, spec).
 
     ``trace``: a path, ``"-"`` (stdin) or a binary file object (gzip detected by content).
@@ -47,6 +48,8 @@ def analyze(trace: TraceInput, *, arch=None, basis: str = "peak", graph_capture:
     ``model_config``: a Hugging Face ``config.json`` path or a ``ModelConfig``.
     ``models``: Python files registering extra perf models. Bad input raises
     :class:`perfreport.errors.BadInput` (one-line message naming the file).
+    ``on_tree``: called with the tree after the sheets are built, before its records are freed
+    (the multi-rank worker reads the collective calls there).
     """
     from perfreport.models.registry import load_user_models
     from perfreport.tables import build_sheets
@@ -69,6 +72,8 @@ def analyze(trace: TraceInput, *, arch=None, basis: str = "peak", graph_capture:
     report = Report(source=tree.source, sheets=sheets, notes=notes, spec=spec, arch_msg=arch_msg,
                     warnings=list(tree.warnings), graph_capture_summary=tree.graph_capture_summary,
                     has_gpu=bool(tree.gpu), meta=tree.meta)
+    if on_tree is not None:
+        on_tree(tree)
     tree.release()          # sheets hold plain values: free the records before writing
     return report
 

@@ -60,6 +60,12 @@ _add(8, "int64", "long int", "long", "long long int", "long long", "int64_t", "t
      "torch.long", "int64", "i64")
 _add(8, "uint64", "long unsigned int", "unsigned long", "torch.uint64", "uint64")
 _add(1, "bool", "bool", "torch.bool")
+# c10::ScalarType names (``toString``), as ``record_param_comms`` records ``dtype``; the others
+# (``BFloat16``, ``Float``, ``Half``, ``Long`` ...) resolve through their lower-case form above
+_add(1, "uint8", "Byte")
+_add(4, "complex32", "ComplexHalf")
+_add(8, "complex64", "ComplexFloat")
+_add(16, "complex128", "ComplexDouble")
 
 # Recorded argument types that are not tensors: no device bytes.
 NOT_TENSOR = frozenset({"", "Scalar", "ScalarList", "TensorList", "GenericList", "Device",

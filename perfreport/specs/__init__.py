@@ -10,6 +10,8 @@ File format (every figure cites its source in ``sources``)::
      "llc_bytes": 52428800,
      "peaks_tflops": {"matrix_bf16": 989.4, ...},             # DENSE peaks, TFLOP/s (10^12)
      "achievable": {"mem_bw_tbps": 4.47, "peaks_tflops": {...}, "source": "..."},  # optional
+     "interconnect": {"link": "NVLink 4", "link_bidirectional_GBps": 900,
+                      "link_per_direction_GBps": 450, "pcie": "PCIe Gen5 x16", ...},  # GB/s
      "sources": {"mem_bw_tbps": "...", ...}}
 
 Compute-spec names are ``matrix_<precision>`` (tensor cores / MFMA) and ``vector_<precision>``
@@ -43,6 +45,9 @@ class GpuSpec:
     sources: dict[str, str] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     match: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # GPU-to-GPU link and PCIe, GB/s (10^9 B/s): link_per_direction_GBps is what a collective's
+    # bus bandwidth is set against (perfreport.multi.collectives)
+    interconnect: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def _norm(s: str) -> str:
@@ -136,7 +141,7 @@ def _from_doc(doc: dict, origin: str, basis: str) -> GpuSpec:
     return GpuSpec(key=key, name=str(doc.get("name", key)), mem_bw_tbps=bw, peaks=peaks,
                    llc_bytes=int(llc) if llc is not None else None, basis=used,
                    sources=sources, aliases=tuple(doc.get("aliases", ())),
-                   match=doc.get("match", {}))
+                   match=doc.get("match", {}), interconnect=dict(doc.get("interconnect") or {}))
 
 
 def _docs() -> list[tuple[Path, dict]]:

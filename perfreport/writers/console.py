@@ -69,3 +69,21 @@ def print_diff_summary(report, console: Console, top: int = 10) -> None:
         console.print(sheet_table(tl))
     for n in report.sheet("diff_summary").notes:
         console.print(f"[dim]{console_text(n)}[/dim]", highlight=False)
+
+
+def print_summary_multi(report, console: Console, top: int = 15) -> None:
+    """A merged multi-rank report on a terminal: ranks, the top ops by rank, collectives."""
+    console.print(f"[bold]{console_text(report.source)}[/bold] — {console_text(report.arch_msg)}", highlight=False)
+    console.print(sheet_table(report.sheet("ranks"), None, [
+        "rank", "rank from", "trace", "kernel time (µs)", "busy (ms)", "exposed comm (ms)",
+        "idle (ms)", "collective calls"]))
+    console.print(sheet_table(report.sheet("ops_by_rank"), top, [
+        "name", "input dims", "time min (µs)", "time median (µs)", "time max (µs)",
+        "slowest rank", "max / median"]))
+    if "collectives" in report.sheet_names:
+        console.print(sheet_table(report.sheet("collectives"), top, [
+            "process group", "seq", "collective", "message size (B)", "start skew (µs)",
+            "straggler rank", "transfer time (µs)", "algbw (GB/s)", "busbw (GB/s)",
+            "busbw of link (%)"]))
+    for n in report.notes:
+        console.print(f"[dim]{console_text(n)}[/dim]", highlight=False)

@@ -1,0 +1,81 @@
+"""Multi-rank input: many traces (a directory, files, a glob) -> one merged :class:`Report`.
+
+Each trace is analyzed on its own (:mod:`perfreport.multi.worker`) by the chosen engine
+(:mod:`perfreport.multi.engines`: serial, a process pool, or Ray); only compact sheets come
+back, and :mod:`perfreport.multi.merge` builds the merged sheets (``ranks``, ``ops_by_rank``,
+``gpu_timeline_by_rank``, ``collectives``) the same way whatever ran them.
+"""
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+from perfreport.errors import BadInput
+from perfreport.multi.engines import ENGINES, cores, run_all
+from perfreport.multi.inputs import assign_ranks, expand_inputs, rank_from_name
+from perfreport.multi.worker import per_rank_name
+
+
+def analyze_ranks(inputs, *, jobs: int | None = None, engine: str | None = None,
+                  ray_address: str | None = None, per_rank_dir=None, **analyze_kw):
+    """Analyze every trace named by ``inputs`` (a path, or a list of paths, dirs, globs) and
+    merge them. ``per_rank_dir``: also write one workbook per rank there (by the workers).
+    ``analyze_kw``: the options of :func:`perfreport.analyze` (arch, basis, ...)."""
+    from perfreport.multi.merge import merged_sheets
+    from perfreport.report import Report
+
+    single = isinstance(inputs, (str, os.PathLike))
+    paths = expand_inputs([str(inputs)] if single else [str(x) for x in inputs])
+    if per_rank_dir is not None:
+        dup = [n for n, c in Counter(per_rank_name(p) for p in paths).items() if c > 1]
+        if dup:
+            raise BadInput(str(per_rank_dir), f"two traces would both write {dup[0]}; rename one")
+    opts = dict(analyze_kw, per_rank_dir=str(per_rank_dir) if per_rank_dir is not None else None)
+    results = run_all(paths, opts, jobs=jobs, engine=engine, ray_address=ray_address)
+    found = []
+    for r in results:
+        if r.dist_rank is not None:
+            found.append((r.path, r.dist_rank, "distributedInfo"))
+        elif rank_from_name(r.path) is not None:
+            found.append((r.path, rank_from_name(r.path), "file name"))
+        else:
+            found.append((r.path, None, ""))
+    by_path = {r.path: r for r in results}
+    ranked = [(rank, src, by_path[p]) for p, rank, src in assign_ranks(found)]
+    link = _link(analyze_kw.get("arch"), ranked)
+    sheets = merged_sheets(ranked, link[:2] if link else None)
+    src_count = Counter(src for _, src, _ in ranked)
+    notes = [f"{len(ranked)} traces; rank from " + ", ".join(f"{s}: {n}" for s, n in sorted(src_count.items()))]
+    ws = {r.world_size for _, _, r in ranked if r.world_size is not None}
+    if ws and ws != {len(ranked)}:
+        notes.append(f"world size in distributedInfo is {', '.join(map(str, sorted(ws)))}, "
+                     f"{len(ranked)} traces were given")
+    specs = sorted({r.spec_key or "none" for _, _, r in ranked})
+    notes.append(f"GPU spec per rank: {', '.join(specs)}")
+    if link:
+        notes.append(f"interconnect ({link[2]}): {link[1]}")
+    for rank, _, r in sorted(ranked, key=lambda x: x[0]):
+        notes.extend(f"rank {rank}: warning: {w}" for w in r.warnings)
+    return Report(source=f"{len(ranked)} ranks", sheets=sheets, notes=notes,
+                  arch_msg=f"GPU spec per rank: {', '.join(specs)}",
+                  has_gpu=any(r.has_gpu for _, _, r in ranked))
+
+
+def _link(arch, ranked):
+    """(per-direction GB/s, description, spec key) of the GPU-to-GPU link, from ``arch`` or the
+    lowest rank's detected spec."""
+    from perfreport.specs import GpuSpec, load_arch
+    spec = arch if isinstance(arch, GpuSpec) else None
+    if spec is None:
+        key = arch or next((r.spec_key for _, _, r in sorted(ranked, key=lambda x: x[0]) if r.spec_key), None)
+        if key is None:
+            return None
+        spec = load_arch(str(key))
+    ic = spec.interconnect or {}
+    bw = ic.get("link_per_direction_GBps")
+    if not bw:
+        return None
+    return float(bw), f"{ic.get('link', 'GPU link')} {bw:g} GB/s per direction ({spec.sources.get('interconnect', 'spec file')})", spec.key
+
+
+__all__ = ["analyze_ranks", "expand_inputs", "ENGINES", "cores"]

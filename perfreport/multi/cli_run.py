@@ -1,0 +1,60 @@
+"""``perfreport analyze`` with several traces: run, write, print (the CLI's multi-rank block)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from perfreport.errors import BadInput
+
+EXIT_OK, EXIT_BAD, EXIT_PARTIAL = 0, 2, 3
+
+
+def run_multi(traces, *, output, csv_dir, sheet, fmt, quiet, summary, jobs, engine, ray_address,
+              per_rank, **analyze_kw) -> int:
+    """Returns the exit code (0, 2 bad input, 3 no GPU events in any trace)."""
+    from rich.console import Console
+
+    from perfreport.multi import analyze_ranks
+    from perfreport.multi.inputs import default_merged_output
+    from perfreport.writers.text import print_sheet
+
+    err = Console(stderr=True)
+    try:
+        if output is not None and any(Path(t).exists() and Path(t).resolve() == output.resolve() for t in traces):
+            raise BadInput(str(output), "output path is an input trace; refusing to overwrite it")
+        if jobs is not None and jobs < 1:
+            raise BadInput("--jobs", f"must be at least 1, not {jobs}")
+        report = analyze_ranks(traces, jobs=jobs, engine=engine, ray_address=ray_address,
+                               per_rank_dir=per_rank, **analyze_kw)
+    except BadInput as exc:
+        sys.stderr.write(f"perfreport: {exc}\n")
+        return EXIT_BAD
+    for n in report.notes:
+        if ": warning: " in n:
+            sys.stderr.write(f"perfreport: {n}\n")
+    if sheet is not None:
+        try:
+            print_sheet(report.sheet(sheet), fmt)
+        except KeyError as exc:
+            sys.stderr.write(f"perfreport: --sheet: {exc.args[0]}\n")
+            return EXIT_BAD
+    xlsx = output if output is not None else (None if sheet is not None else default_merged_output(traces))
+    if xlsx is not None:
+        for w in report.to_excel(xlsx):
+            sys.stderr.write(f"perfreport: warning: {w}\n")
+        if not quiet:
+            err.print(f"wrote {xlsx}", highlight=False)
+    if csv_dir is not None:
+        report.to_csv_dir(csv_dir)
+        if not quiet:
+            err.print(f"wrote {len(report.sheets)} CSV files to {csv_dir}", highlight=False)
+    if per_rank is not None and not quiet:
+        err.print(f"wrote the per-rank reports to {per_rank}", highlight=False)
+    show = summary if summary is not None else (not quiet and sys.stdout.isatty())
+    if show and sheet is None:
+        from perfreport.writers.console import print_summary_multi
+        print_summary_multi(report, Console() if sys.stdout.isatty() else Console(width=180))
+    return EXIT_OK if report.has_gpu else EXIT_PARTIAL
+
+
+__all__ = ["run_multi"]
