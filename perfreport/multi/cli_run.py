@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-
 from perfreport.errors import BadInput
 
 EXIT_OK, EXIT_BAD, EXIT_PARTIAL = 0, 2, 3
@@ -18,13 +16,24 @@ def run_multi(traces, *, output, csv_dir, sheet, fmt, quiet, summary, jobs, engi
     from perfreport.multi.inputs import default_merged_output
     from perfreport.writers.text import print_sheet
 
+    from perfreport.multi.inputs import expand_inputs
+    from perfreport.writers.targets import check_outputs, input_files
+
     err = Console(stderr=True)
+    xlsx = output if output is not None else (None if sheet is not None else default_merged_output(traces))
     try:
-        if output is not None and any(Path(t).exists() and Path(t).resolve() == output.resolve() for t in traces):
-            raise BadInput(str(output), "output path is an input trace; refusing to overwrite it")
         if jobs is not None and jobs < 1:
             raise BadInput("--jobs", f"must be at least 1, not {jobs}")
-        report = analyze_ranks(traces, jobs=jobs, engine=engine, ray_address=ray_address,
+        if fmt not in ("csv", "json", "table"):
+            raise BadInput("--format", f"must be csv, json or table, not {fmt!r}")
+        paths = expand_inputs(list(traces))
+        inputs = input_files("-", analyze_kw.get("graph_capture"), analyze_kw.get("arch"),
+                             analyze_kw.get("models") or (), analyze_kw.get("model_config"),
+                             others={p: "an input trace" for p in paths})
+        check_outputs([xlsx], csv_dir, inputs)
+        if per_rank is not None:
+            check_outputs([], per_rank, inputs)         # a directory we may create
+        report = analyze_ranks(paths, jobs=jobs, engine=engine, ray_address=ray_address,
                                per_rank_dir=per_rank, **analyze_kw)
     except BadInput as exc:
         sys.stderr.write(f"perfreport: {exc}\n")
@@ -38,14 +47,13 @@ def run_multi(traces, *, output, csv_dir, sheet, fmt, quiet, summary, jobs, engi
         except KeyError as exc:
             sys.stderr.write(f"perfreport: --sheet: {exc.args[0]}\n")
             return EXIT_BAD
-    xlsx = output if output is not None else (None if sheet is not None else default_merged_output(traces))
     if xlsx is not None:
         for w in report.to_excel(xlsx):
             sys.stderr.write(f"perfreport: warning: {w}\n")
         if not quiet:
             err.print(f"wrote {xlsx}", highlight=False)
     if csv_dir is not None:
-        report.to_csv_dir(csv_dir)
+        report.to_csv_dir(csv_dir, protect=inputs)
         if not quiet:
             err.print(f"wrote {len(report.sheets)} CSV files to {csv_dir}", highlight=False)
     if per_rank is not None and not quiet:

@@ -59,7 +59,9 @@ def analyze_trace(path: str, opts: dict) -> RankResult:
             cols = ["pg", "pg_desc", "seq", "collective", "dtype", "group_size", "in_nelems",
                     "out_nelems", "cpu_ts", "start", "end", "kernel_time", "kernel"]
             report.sheets.append(Sheet.from_records("collectives", calls, cols))
-        out_path = str(Path(opts["per_rank_dir"]) / per_rank_name(path))
+        d = Path(opts["per_rank_dir"])
+        d.mkdir(parents=True, exist_ok=True)
+        out_path = str(d / per_rank_name(path))
         report.to_excel(out_path)
     us = report.sheet("unified_perf_summary")
     idx = [us.columns.index(c) for c in OP_KEY + ("count", "time sum (µs)", "roofline mean (%)")]
