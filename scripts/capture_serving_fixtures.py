@@ -16,7 +16,23 @@ signatures of the serving stacks compute small real results in torch, run under
   are recorded as ``aten::mm`` children); ``_moe_C::topk_softmax`` and
   ``_moe_C::moe_align_block_size``.
 
-Sizes (module constants): T 6 tokens, H 64, I 96, E 8, k 2 (2I != H, so the
+* ``fixtures/serving_kv_cache.json.gz``: ``_C_cache_ops::reshape_and_cache_flash`` with a
+  BF16 cache and an FP8 cache stored as ``uint8``, ``_C_cache_ops::reshape_and_cache``
+  (5-D K cache), ``_C_cache_ops::concat_and_cache_mla`` and ``sglang::store_cache(k_cache,
+  v_cache, indices, k, v)``;
+* ``fixtures/serving_quant.json.gz``: ``_C::static_scaled_fp8_quant``,
+  ``_C::dynamic_scaled_fp8_quant``, ``_C::dynamic_per_token_scaled_fp8_quant`` (result,
+  input, scale, ...) and ``_C::per_token_group_fp8_quant(input, output_q, output_s, ...)``;
+* ``fixtures/serving_inductor.json.gz``: Inductor Triton kernel cpu_ops recorded the way
+  Inductor's launcher records them (``torch._C._profiler._RecordFunctionFast(kernel name,
+  [kernel arguments])``): pointwise, reduction, persistent reduction, a gather and an mm
+  template, each computing its result in torch inside the record;
+* ``fixtures/serving_vision.json.gz``: ``aten::max_pool2d_with_indices`` and its backward,
+  ``aten::upsample_nearest1d/2d`` (real aten ops on the CPU), ``aten::miopen_batch_norm_backward``
+  (a CPU kernel registered for the real aten schema) and ``aiter::_groupnorm_run(y,
+  workspace, input, num_groups, weight, bias, eps)``.
+
+MoE sizes (module constants): T 6 tokens, H 64, I 96, E 8, k 2 (2I != H, so the
 packed uint8 shapes cannot also be read as 8-bit weights). Seeded: shapes and dtypes are
 the same on every run (only timestamps differ).
 """
@@ -147,6 +163,204 @@ def register_ops() -> None:
     _define("_moe_C", "moe_align_block_size(Tensor topk_ids, int num_experts, int block_size, "
             "Tensor(a!) sorted_token_ids, Tensor(b!) experts_ids, "
             "Tensor(c!) num_tokens_post_pad) -> ()", moe_align_block_size)
+    _define("_C_cache_ops", "reshape_and_cache_flash(Tensor key, Tensor value, "
+            "Tensor(a!) key_cache, Tensor(b!) value_cache, Tensor slot_mapping, "
+            "str kv_cache_dtype, Tensor k_scale, Tensor v_scale) -> ()", reshape_and_cache_flash)
+    _define("_C_cache_ops", "reshape_and_cache(Tensor key, Tensor value, Tensor(a!) key_cache, "
+            "Tensor(b!) value_cache, Tensor slot_mapping, str kv_cache_dtype, Tensor k_scale, "
+            "Tensor v_scale) -> ()", reshape_and_cache)
+    _define("_C_cache_ops", "concat_and_cache_mla(Tensor kv_c, Tensor k_pe, Tensor(a!) kv_cache, "
+            "Tensor slot_mapping, str kv_cache_dtype, Tensor scale) -> ()", concat_and_cache_mla)
+    _define("sglang", "store_cache(Tensor(a!) k_cache, Tensor(b!) v_cache, Tensor indices, "
+            "Tensor k, Tensor v) -> ()", store_cache)
+    for name, fn in (("static_scaled_fp8_quant", _quant_static),
+                     ("dynamic_scaled_fp8_quant", _quant_dynamic_tensor),
+                     ("dynamic_per_token_scaled_fp8_quant", _quant_dynamic_token)):
+        tail = ", Tensor? scale_ub=None" if "per_token" in name else ""
+        _define("_C", f"{name}(Tensor(a!) result, Tensor input, Tensor(b!) scale{tail}) -> ()", fn)
+    _define("_C", "per_token_group_fp8_quant(Tensor input, Tensor(a!) output_q, "
+            "Tensor(b!) output_s, int group_size, float eps, float fp8_min, float fp8_max, "
+            "bool scale_ue8m0) -> ()", _quant_group)
+    _define("aiter", "_groupnorm_run(Tensor(a!) y, Tensor(b!) workspace, Tensor input, "
+            "int num_groups, Tensor weight, Tensor bias, float eps) -> ()", _groupnorm_run)
+    lib = torch.library.Library("aten", "IMPL")      # CPU kernel for the real aten schema
+    lib.impl("miopen_batch_norm_backward", _miopen_bn_backward, "CPU")
+    _LIBS.append(lib)
+
+
+# ---- KV-cache writes ------------------------------------------------------------------------
+KV_T, KV_H, KV_D, PAGE, BLOCKS, MLA_L, MLA_R = 5, 2, 16, 4, 6, 32, 8
+
+
+def _store(cache_rows: torch.Tensor, slots, new: torch.Tensor, scale=None) -> None:
+    """cache_rows: [slots, ...] view of the cache; FP8-as-uint8 caches get scaled e4m3 bytes."""
+    if cache_rows.dtype == torch.uint8:
+        new = (new.float() / scale).to(torch.float8_e4m3fn).view(torch.uint8)
+    cache_rows[slots.long()] = new.reshape(new.shape[0], *cache_rows.shape[1:]).to(cache_rows.dtype)
+
+
+def reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype,
+                            k_scale, v_scale):
+    # NHD cache [blocks, page, Hkv, D] -> rows [blocks·page, Hkv, D]
+    _store(key_cache.view(-1, *key_cache.shape[2:]), slot_mapping, key, k_scale)
+    _store(value_cache.view(-1, *value_cache.shape[2:]), slot_mapping, value, v_scale)
+
+
+def reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype,
+                      k_scale, v_scale):
+    # K [blocks, Hkv, D/x, page, x], V [blocks, Hkv, D, page]
+    for i, slot in enumerate(slot_mapping.tolist()):
+        b, o = divmod(slot, key_cache.shape[3])
+        x = key_cache.shape[4]
+        key_cache[b, :, :, o, :] = key[i].reshape(key.shape[1], -1, x).to(key_cache.dtype)
+        value_cache[b, :, :, o] = value[i].to(value_cache.dtype)
+
+
+def concat_and_cache_mla(kv_c, k_pe, kv_cache, slot_mapping, kv_cache_dtype, scale):
+    _store(kv_cache.view(-1, kv_cache.shape[2]), slot_mapping, torch.cat((kv_c, k_pe), -1))
+
+
+def store_cache(k_cache, v_cache, indices, k, v):
+    _store(k_cache, indices, k)
+    _store(v_cache, indices, v)
+
+
+def _kv_steps(gen):
+    bf = lambda *s: torch.randn(*s, generator=gen).to(torch.bfloat16)
+    key, value = bf(KV_T, KV_H, KV_D), bf(KV_T, KV_H, KV_D)
+    slots = torch.randperm(BLOCKS * PAGE, generator=gen)[:KV_T]
+    one = torch.tensor(1.0)
+    nhd = (BLOCKS, PAGE, KV_H, KV_D)
+    bf_cache = [torch.zeros(nhd, dtype=torch.bfloat16) for _ in range(2)]
+    u8_cache = [torch.zeros(nhd, dtype=torch.uint8) for _ in range(2)]
+    x = 8
+    k5 = torch.zeros(BLOCKS, KV_H, KV_D // x, PAGE, x, dtype=torch.bfloat16)
+    v4 = torch.zeros(BLOCKS, KV_H, KV_D, PAGE, dtype=torch.bfloat16)
+    kv_c, k_pe = bf(KV_T, MLA_L), bf(KV_T, MLA_R)
+    mla = torch.zeros(BLOCKS, PAGE, MLA_L + MLA_R, dtype=torch.bfloat16)
+    sg = [torch.zeros(BLOCKS * PAGE, KV_H, KV_D, dtype=torch.bfloat16) for _ in range(2)]
+
+    def run():
+        ops = torch.ops._C_cache_ops
+        ops.reshape_and_cache_flash(key, value, *bf_cache, slots, "auto", one, one)
+        ops.reshape_and_cache_flash(key, value, *u8_cache, slots, "fp8", one, one)
+        ops.reshape_and_cache(key, value, k5, v4, slots, "auto", one, one)
+        ops.concat_and_cache_mla(kv_c, k_pe, mla, slots, "auto", one)
+        torch.ops.sglang.store_cache(*sg, slots, key, value)
+    return run
+
+
+# ---- activation quantization ------------------------------------------------------------------
+FP8_MAX = 448.0
+
+
+def _q(x, scale):
+    return (x.float() / scale).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+
+
+def _quant_static(result, input, scale):
+    result.copy_(_q(input, scale))
+
+
+def _quant_dynamic_tensor(result, input, scale):
+    scale.fill_(float(input.float().abs().max()) / FP8_MAX)
+    result.copy_(_q(input, scale))
+
+
+def _quant_dynamic_token(result, input, scale, scale_ub=None):
+    scale.copy_(input.float().abs().amax(-1, keepdim=True) / FP8_MAX)
+    result.copy_(_q(input, scale))
+
+
+def _quant_group(input, output_q, output_s, group_size, eps, fp8_min, fp8_max, scale_ue8m0):
+    g = input.float().reshape(input.shape[0], -1, group_size)
+    s = (g.abs().amax(-1, keepdim=True).clamp_min(eps) / fp8_max)
+    output_s.copy_(s.squeeze(-1))
+    output_q.copy_((g / s).clamp(fp8_min, fp8_max).reshape(input.shape).to(output_q.dtype))
+
+
+Q_T, Q_H, Q_GROUP = 8, 64, 32
+
+
+def _quant_steps(gen):
+    x = torch.randn(Q_T, Q_H, generator=gen).to(torch.bfloat16)
+    out = lambda: torch.empty(Q_T, Q_H, dtype=torch.float8_e4m3fn)
+
+    def run():
+        torch.ops._C.static_scaled_fp8_quant(out(), x, torch.tensor([0.01]))
+        torch.ops._C.dynamic_scaled_fp8_quant(out(), x, torch.empty(1))
+        torch.ops._C.dynamic_per_token_scaled_fp8_quant(out(), x, torch.empty(Q_T, 1), None)
+        torch.ops._C.per_token_group_fp8_quant(x, out(), torch.empty(Q_T, Q_H // Q_GROUP),
+                                               Q_GROUP, 1e-10, -FP8_MAX, FP8_MAX, False)
+    return run
+
+
+# ---- Inductor Triton kernels (recorded as Inductor's launcher records them) ------------------
+def _inductor_steps(gen):
+    a = torch.randn(16, 32, generator=gen).to(torch.bfloat16)
+    bias = torch.randn(32, generator=gen).to(torch.bfloat16)
+    table = torch.randn(1000, 32, generator=gen)
+    rows = torch.randint(0, 1000, (16,), generator=gen)
+    w = torch.randn(32, 24, generator=gen).to(torch.bfloat16)
+    rec = torch._C._profiler._RecordFunctionFast
+
+    def run():
+        out = torch.empty_like(a)
+        with rec("triton_poi_fused_add_mul_0", [a, bias, out, 512]):
+            torch.mul(torch.add(a, bias), 2, out=out)
+        ms = torch.empty(16, 1)
+        with rec("triton_red_fused__to_copy_mean_pow_1", [a, ms, 16, 32]):
+            ms.copy_(a.float().pow(2).mean(-1, keepdim=True))
+        sm = torch.randn(16, 32)
+        with rec("triton_per_fused__softmax_2", [sm, 16, 32]):
+            sm.copy_(torch.softmax(sm, -1))
+        g = torch.empty(16, 32, dtype=torch.bfloat16)
+        with rec("triton_poi_fused__to_copy_embedding_3", [rows, table, g, 512]):
+            g.copy_(table[rows])
+        c = torch.empty(16, 24, dtype=torch.bfloat16)
+        with rec("triton_tem_fused_mm_4", [a, w, c]):
+            torch.mm(a, w, out=c)
+    return run
+
+
+# ---- pooling / resampling / norms -----------------------------------------------------------
+def _miopen_bn_backward(input, grad_output, weight, running_mean, running_var, save_mean,
+                        save_var, epsilon):
+    dims = [0] + list(range(2, input.dim()))
+    shape = [1, -1] + [1] * (input.dim() - 2)
+    xhat = (input - save_mean.view(shape)) * save_var.view(shape)
+    gb = grad_output.sum(dims)
+    gw = (grad_output * xhat).sum(dims)
+    n = input.numel() / input.shape[1]
+    gx = weight.view(shape) * save_var.view(shape) / n * (
+        n * grad_output - gb.view(shape) - xhat * gw.view(shape))
+    return gx, gw, gb
+
+
+def _groupnorm_run(y, workspace, input, num_groups, weight, bias, eps):
+    y.copy_(torch.nn.functional.group_norm(input, num_groups, weight, bias, eps))
+
+
+def _vision_steps(gen):
+    import torch.nn.functional as F
+    x = torch.randn(2, 4, 8, 8, generator=gen)
+    seq = torch.randn(2, 4, 5, generator=gen)
+    mean, invstd = x.mean((0, 2, 3)), 1 / (x.var((0, 2, 3)) + 1e-5).sqrt()
+    gn_in = torch.randn(2, 8, 4, 4, generator=gen).to(torch.bfloat16)
+    gw, gb = torch.ones(8, dtype=torch.bfloat16), torch.zeros(8, dtype=torch.bfloat16)
+
+    def run():
+        with torch.enable_grad():
+            xg = x.clone().requires_grad_(True)
+            y, _ = F.max_pool2d(xg, 3, 2, 1, return_indices=True)
+            y.sum().backward()
+        F.interpolate(x, scale_factor=2, mode="nearest")
+        F.interpolate(seq, size=9, mode="nearest")
+        torch.ops.aten.miopen_batch_norm_backward(x, torch.ones_like(x), torch.ones(4), None,
+                                                  None, mean, invstd, 1e-5)
+        y2 = torch.empty_like(gn_in)
+        torch.ops.aiter._groupnorm_run(y2, torch.empty(64), gn_in, 2, gw, gb, 1e-5)
+    return run
 
 
 def _moe_steps(gen):
@@ -200,7 +414,8 @@ def _write(prof, path: Path, family: str) -> int:
     return path.stat().st_size
 
 
-FAMILIES = {"moe": _moe_steps}
+FAMILIES = {"moe": _moe_steps, "kv_cache": _kv_steps, "quant": _quant_steps,
+            "inductor": _inductor_steps, "vision": _vision_steps}
 
 
 def capture(family: str, path: Path) -> int:

@@ -171,6 +171,23 @@ class GroupNorm(_Norm):
         self._finish(self.x.shape[0] * g, aff)
 
 
+
+class AiterGroupNorm(_Norm):
+    """aiter::_groupnorm_run: (input, num_groups, weight, bias, eps) -> y (older aiter) or
+    (y, workspace, input, num_groups, weight, bias, eps) (caller-allocated output; aiter
+    csrc/pybind groupnorm). Same arithmetic as group_norm; the workspace (per-group
+    statistics scratch) is not counted."""
+
+    def __init__(self, op):
+        super().__init__(op)
+        types = op.args.get("Input type") or []
+        x_i = 0 if len(types) > 1 and types[1] == "Scalar" else 2
+        self.x = tensor(op, x_i, "input")
+        g = arg_int(op, x_i + 1)
+        if not g or not self.x.shape:
+            raise ModelError(f"{op.name}: num_groups not recorded")
+        self._finish(self.x.shape[0] * g, [tensor_opt(op, x_i + 2), tensor_opt(op, x_i + 3)])
+
 class BatchNorm(_Norm):
     """aten::batch_norm / native_batch_norm / cudnn_batch_norm / miopen_batch_norm /
     _native_batch_norm_legit(input, weight?, bias?, running_mean?, running_var?, training, ...);
@@ -242,6 +259,21 @@ class NormBackward(PerfModel):
         return precision_of(self.x.dtype)
 
 
+
+class MiopenBatchNormBackward(NormBackward):
+    """aten::miopen_batch_norm_backward(input, grad_output, weight, running_mean?,
+    running_var?, save_mean?, save_var?, epsilon) and cudnn_batch_norm_backward(...,
+    reserveSpace): input FIRST, grad_output second; all three gradients computed (no
+    output_mask). Same arithmetic as native_batch_norm_backward."""
+
+    def __init__(self, op):
+        PerfModel.__init__(self, op)
+        self.x, self.g = tensor(op, 0, "input"), tensor(op, 1, "grad_output")
+        self.small = [t for t in (tensor_opt(op, i) for i in (3, 4, 5, 6)) if t is not None]
+        self.w = tensor_opt(op, 2)
+        self.mask = [True, True, True]
+
 __all__ = ["RMSNorm", "AtenRMSNorm", "RMSNormOutFirst", "RMSNormInputFirst",
            "FusedAddRMSNormInplace", "FusedAddRMSNormOut", "FusedAddRMSNormQuant",
-           "LayerNorm", "GroupNorm", "BatchNorm", "NormBackward"]
+           "LayerNorm", "GroupNorm", "AiterGroupNorm", "BatchNorm", "NormBackward",
+           "MiopenBatchNormBackward"]

@@ -251,6 +251,29 @@ def _install() -> None:
     put(mr.SglTopkSoftmax, "sgl_kernel::topk_softmax")
     put(mr.AlignBlockSize, "_moe_C::moe_align_block_size", "sgl_kernel::moe_align_block_size",
         "aiter::moe_align_block_size", "aiter::moe_sorting_fwd")
+    # == KV-cache writes, quantization, Inductor kernels, pooling/resampling (issue 8) ==
+    from perfreport.models import inductor, kv_cache, pooling, quant
+    put(kv_cache.KVCacheWrite, "_C_cache_ops::reshape_and_cache",
+        "_C_cache_ops::reshape_and_cache_flash", "_C_cache_ops::concat_and_cache_mla",
+        "sglang::store_cache")
+    put(quant.StaticQuant, "_C::static_scaled_fp8_quant", "_C::static_scaled_int8_quant",
+        "aiter::static_per_tensor_quant")
+    put(quant.DynamicTensorQuant, "_C::dynamic_scaled_fp8_quant", "aiter::dynamic_per_tensor_quant")
+    put(quant.DynamicTokenQuant, "_C::dynamic_per_token_scaled_fp8_quant",
+        "_C::dynamic_scaled_int8_quant", "_C::per_token_group_fp8_quant", "_C::scaled_fp4_quant",
+        "aiter::dynamic_per_token_scaled_quant", "sgl_kernel::sgl_per_token_quant_fp8",
+        "sgl_kernel::sgl_per_token_group_quant_fp8")
+    MODEL_PATTERNS.append((re.compile(r"triton_(poi|red|per|tem)_.*"), inductor.InductorKernel))
+    for nd in (1, 2, 3):
+        put(pooling.MaxPoolWithIndices, f"aten::max_pool{nd}d_with_indices")
+        put(pooling.MaxPoolWithIndicesBackward, f"aten::max_pool{nd}d_with_indices_backward")
+        put(pooling.UpsampleNearest, f"aten::upsample_nearest{nd}d",
+            f"aten::_upsample_nearest_exact{nd}d")
+        put(pooling.UpsampleNearestBackward, f"aten::upsample_nearest{nd}d_backward",
+            f"aten::_upsample_nearest_exact{nd}d_backward")
+    put(norms.AiterGroupNorm, "aiter::_groupnorm_run")
+    put(norms.MiopenBatchNormBackward, "aten::miopen_batch_norm_backward",
+        "aten::cudnn_batch_norm_backward")
 
     # == autograd backward nodes (XBackward0) ==
     # backward.py imports no registry: it resolves the forward op's model through this hook
