@@ -5,7 +5,8 @@
 Each rank's file ``rank<r>.json[.gz]`` holds ``copies`` back-to-back copies of SOURCE's events
 (timestamps shifted past the previous copy; ``correlation``, ``External id`` and flow ids
 offset so kernels still link to their launches), every GPU event duration scaled by
-``1 + 0.05 r`` (so ranks differ), ``distributedInfo`` = {rank r, world_size N}, and
+``1 + 0.05 r`` (so ranks differ; the later events of its stream pushed back by as much),
+``distributedInfo`` = {rank r, world_size N}, and
 ``collectives`` all-reduce calls the way Kineto records them: a ``record_param_comms``
 cpu_op (``Collective name``, ``dtype``, ``In/Out msg nelems``, ``Group size``,
 ``Process Group Name/Description/Ranks``, ``Seq``) launching one NCCL kernel (the same
@@ -32,8 +33,29 @@ def arrival_us(rank: int, i: int) -> float:
     return (3.0 + (i % 3)) * rank
 
 
-def _shifted(events, off_t: float, off_id: int, scale: float):
-    for e in events:
+GPU_CATS = ("kernel", "gpu_memset", "gpu_memcpy")
+
+
+def _stretch_plan(events, scale: float):
+    """Per GPU event index: (extra µs, extra µs of the earlier events on its stream), and the
+    total extra per stream: a longer kernel pushes its stream's later events back, so no
+    stream runs two events at once by the stretch (same-stream overlaps count once)."""
+    gpu = [i for i, e in enumerate(events) if e.get("cat") in GPU_CATS and "dur" in e and "ts" in e]
+    gpu.sort(key=lambda i: events[i]["ts"])
+    acc: dict = {}
+    plan = {}
+    for i in gpu:
+        e = events[i]
+        a = e.get("args") or {}
+        key = (a.get("device", e.get("pid")), a.get("stream", e.get("tid")))
+        extra = round(e["dur"] * scale, 3) - e["dur"]
+        plan[i] = (extra, acc.get(key, 0.0), key)
+        acc[key] = acc.get(key, 0.0) + extra
+    return plan, acc
+
+
+def _shifted(events, off_t: float, off_id: int, scale: float, plan, carried: dict):
+    for i, e in enumerate(events):
         e2 = dict(e)
         if isinstance(e2.get("ts"), (int, float)):
             e2["ts"] = round(e2["ts"] + off_t, 3)
@@ -46,8 +68,11 @@ def _shifted(events, off_t: float, off_id: int, scale: float):
                 if isinstance(a.get(key), int):
                     a[key] += off_id
             e2["args"] = a
-        if scale != 1.0 and e2.get("cat") in ("kernel", "gpu_memset", "gpu_memcpy") and "dur" in e2:
-            e2["dur"] = round(e2["dur"] * scale, 3)
+        p = plan.get(i)
+        if p is not None and scale != 1.0:
+            extra, before, key = p
+            e2["ts"] = round(e2["ts"] + carried.get(key, 0.0) + before, 3)
+            e2["dur"] = round(e2["dur"] + extra, 3)
         yield e2
 
 
@@ -107,10 +132,15 @@ def make_rank_traces(source, out_dir, ranks: int = 4, *, copies: int = 1, collec
                 f.write(f"  {json.dumps(k)}: {json.dumps(v)},\n")
             f.write('  "traceEvents": [\n')
             first = True
+            scale = 1.0 + 0.05 * r
+            plan, per_copy = _stretch_plan(events, scale)
+            carried: dict = {}           # extra µs of the earlier copies, per stream
             for c in range(copies):
-                for e in _shifted(events, c * span, c * 10 ** 7, 1.0 + 0.05 * r):
+                for e in _shifted(events, c * span, c * 10 ** 7, scale, plan, carried):
                     f.write(("" if first else ",\n") + "    " + json.dumps(e))
                     first = False
+                for k, v in per_copy.items():
+                    carried[k] = carried.get(k, 0.0) + v
             for e in collective_events(r, ranks, collectives, t_min, t_min + copies * span - 1000.0,
                                        cpu_pid, gpu_pid):
                 f.write(",\n    " + json.dumps(e))

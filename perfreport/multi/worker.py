@@ -32,6 +32,7 @@ class RankResult:
     calls: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     per_rank_report: str | None = None
+    peak_rss_mb: float | None = None      # of the process that ran it (not in any sheet)
 
 
 def per_rank_name(path: str) -> str:
@@ -76,7 +77,15 @@ def analyze_trace(path: str, opts: dict) -> RankResult:
         spec_key=report.spec.key if report.spec is not None else None, arch_msg=report.arch_msg,
         devices=", ".join(names), has_gpu=report.has_gpu, timeline=[list(r) for r in tl], ops=ops,
         calls=[{k: c[k] for k in c if k != "kernel"} for c in calls],
-        warnings=list(report.warnings), per_rank_report=out_path)
+        warnings=list(report.warnings), per_rank_report=out_path, peak_rss_mb=_peak_rss_mb())
+
+
+def _peak_rss_mb() -> float | None:
+    try:
+        import resource
+    except ImportError:          # not POSIX
+        return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0   # KiB on Linux
 
 
 def _int(v):
