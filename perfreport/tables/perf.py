@@ -21,6 +21,8 @@ import numpy as np
 from perfreport.errors import ModelError
 from perfreport.events import CPU_OP, DRIVER, RUNTIME
 from perfreport.models.registry import model_for_op
+from perfreport.tables.coverage import (GRAPH_CATEGORY, coverage_note, graph_reason,
+                                       is_graph_launch, split_graph_kernels)
 from perfreport.tables.op_times import kernel_time
 from perfreport.tables.ops import KernelAcc, category
 from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list, rank
@@ -77,7 +79,11 @@ def collect_units(tree):
                     yield o, o.name, ks, cls
                 continue
             if o.kernels:
-                yield o, o.name, o.kernels, None
+                own, graphs = split_graph_kernels(o.kernels)   # a graph's kernels: its own row
+                if own:
+                    yield o, o.name, own, None
+                for launch, ks in graphs:
+                    yield launch, launch.name, ks, None
             if o.children:
                 stack.extend(reversed(o.children))
     for g in tree.gpu:
@@ -114,9 +120,12 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
     for (name, _, _, _), (op0, ev, times_, kacc) in groups.items():
         t = np.array(times_)
         a = op0.args if op0 is not None else {}
+        graph = ev is None and is_graph_launch(op0)
         r = {"name": name,
-             "category": ev.category if ev else (category(op0) if op0 is not None else "unlinked"),
-             "perf model": ev.model if ev else "", "reason": ev.reason if ev else "",
+             "category": ev.category if ev else (GRAPH_CATEGORY if graph else
+                                                 category(op0) if op0 is not None else "unlinked"),
+             "perf model": ev.model if ev else "",
+             "reason": ev.reason if ev else (graph_reason(tree) if graph else ""),
              "input dims": fmt_dims(a.get("Input Dims")), "input types": fmt_list(a.get("Input type")),
              "input strides": fmt_dims(a.get("Input Strides")),
              "concrete inputs": fmt_list(a.get("Concrete Inputs")),
@@ -175,6 +184,8 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
         notes.append("no GPU spec matched: roofline columns are empty (use --arch)")
     else:
         notes.append(f"roofline on {spec.name} ({spec.basis} figures)")
+    if has_gpu:
+        notes.append(coverage_note(rows, total))
     unified_cols = base_cols + ["percent (%)", "cumulative percent (%)"] + tail_cols
     sheets = [Sheet.from_records("unified_perf_summary", rows, unified_cols, fm, notes)]
 
