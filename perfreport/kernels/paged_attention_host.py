@@ -1,13 +1,19 @@
 """Host wrapper for the Triton paged-attention decode kernel: validation, partitioning, launch.
 
 Validation happens before any launch and raises ``ValueError`` with a one-line message. It never
-reads device memory (no host sync): checks on the *values* of ``context_lens`` (each >= 1, the
-block table wide enough) run when ``context_lens`` is a CPU tensor, or against the host-side
-``max_context`` bound when the caller gives one. On device tensors without ``max_context`` the
-values are not checked; the kernel then stays memory-safe anyway (it never reads past the block
-table's width, and a sequence with no visible key yields zeros).
+reads device memory (no host sync). The *values* of ``context_lens`` are checked (each >= q_len,
+so every new token sees at least one key, hence also >= 1; the block table wide enough) when
+``context_lens`` is a CPU tensor, or against the host-side bounds ``min_context`` /
+``max_context`` when the caller gives them.
 
-Workspaces: with more than one partition the kernel writes fp32 partials. Pass a
+Device-side rule (device lengths without ``min_context``): ``check_lengths=True`` (the default)
+queues ``torch._assert_async(context_lens.min() >= q_len)`` on the stream, which makes the next
+synchronizing call fail (on CUDA/HIP a device-side assert, after which the process must restart)
+instead of returning garbage; ``check_lengths=False`` skips it (graph capture, timing) and the
+kernel then writes zeros for every token that sees no key (context 0 included). The kernel never
+reads past the block table's width whatever the lengths are.
+
+Workspaces: with more than one partition the kernel writes partials. Pass a
 :class:`PAWorkspace` (see :func:`make_workspace`) and an ``out`` tensor to make the call
 allocation-free, so it can be captured in a CUDA/HIP graph and replayed.
 """
@@ -19,15 +25,17 @@ from dataclasses import dataclass
 
 import torch
 
-from perfreport.kernels.paged_cache import (FP8_DTYPES, cache_geometry, default_fp8_dtype,
-                                            normalize_layout)
+from perfreport.kernels.paged_cache import FP8_DTYPES, cache_geometry, default_fp8_dtype, normalize_layout
+from perfreport.kernels.partitions import CTAS_PER_SM, plan_partitions
 
 _SM_COUNT: dict = {}
+MAX_PARTITIONS = 4096
 
 
 @dataclass
 class PAWorkspace:
-    """Split-K partials: max (log2 domain) and sum ``[S, H_KV, P, rows]``, accumulator ``[..., Dv]``."""
+    """Split-K partials: max (log2 domain) and sum ``[S, H_KV, P, rows]`` (fp32), accumulator
+    ``[..., Dv]`` (fp32, or bf16 holding each partition's normalized output)."""
 
     max_logits: torch.Tensor
     exp_sums: torch.Tensor
@@ -39,15 +47,17 @@ class PAWorkspace:
 
 
 def make_workspace(num_seqs: int, num_kv_heads: int, rows: int, v_head_dim: int,
-                   num_partitions: int, device) -> PAWorkspace:
+                   num_partitions: int, device, partials: str = "fp32") -> PAWorkspace:
     """Workspace for ``rows = q_len * (H_Q / H_KV)`` query rows per KV head."""
     shape = (num_seqs, num_kv_heads, num_partitions, rows)
     f32 = dict(dtype=torch.float32, device=device)
+    acc_dt = {"fp32": torch.float32, "bf16": torch.bfloat16}[partials]
     return PAWorkspace(torch.empty(shape, **f32), torch.empty(shape, **f32),
-                       torch.empty(shape + (v_head_dim,), **f32))
+                       torch.empty(shape + (v_head_dim,), dtype=acc_dt, device=device))
 
 
-def _sm_count(device: torch.device) -> int:
+def sm_count(device: torch.device) -> int:
+    """SMs (CUs on AMD) of a GPU device; 8 for the CPU interpreter."""
     if device.type != "cuda":
         return 8
     idx = device.index if device.index is not None else torch.cuda.current_device()
@@ -58,11 +68,8 @@ def _sm_count(device: torch.device) -> int:
 
 def auto_partitions(num_seqs: int, num_kv_heads: int, work_pages: int, page: int,
                     device: torch.device) -> int:
-    """About 4 programs per SM/CU, each partition at least 256 tokens (untuned default)."""
-    target = 4 * _sm_count(device)
-    min_pages = max(1, 256 // page)
-    want = -(-target // max(1, num_seqs * num_kv_heads))
-    return max(1, min(want, -(-work_pages // min_pages)))
+    """Partition count whose last wave of CTAs is (nearly) full on this device's SMs."""
+    return plan_partitions(num_seqs * num_kv_heads, work_pages, page, sm_count(device), CTAS_PER_SM)
 
 
 def _kv_kind(key_cache: torch.Tensor, value_cache: torch.Tensor, fp8_dtype) -> tuple[str, torch.dtype]:
@@ -83,35 +90,90 @@ def _kv_kind(key_cache: torch.Tensor, value_cache: torch.Tensor, fp8_dtype) -> t
     return kind, storage
 
 
-def _scale_arg(s, name: str, device) -> tuple[float, torch.Tensor | None]:
-    """(host multiplier, device tensor or None) for a per-tensor scale."""
+def _scale_arg(s, name: str, device, nb: int, hkv: int, page: int):
+    """(host multiplier, device tensor or None, mode, stride per block, stride per head).
+
+    Modes: 0 none, 1 per tensor ``[1]``, 2 per KV head ``[H_KV]``, 3 per token ``[blocks, H_KV, page]``."""
     if s is None:
-        return 1.0, None
-    if isinstance(s, torch.Tensor):
-        if s.numel() != 1:
-            raise ValueError(f"{name} must hold one element (per-tensor scale), got shape {tuple(s.shape)}")
-        if s.device != device:
-            raise ValueError(f"{name} is on {s.device}, the caches are on {device}")
-        return 1.0, s.reshape(1).float() if s.dtype != torch.float32 else s.reshape(1)
-    return float(s), None
+        return 1.0, None, 0, 0, 0
+    if not isinstance(s, torch.Tensor):
+        return float(s), None, 0, 0, 0
+    if s.device != device:
+        raise ValueError(f"{name} is on {s.device}, the caches are on {device}")
+    t = s if s.dtype == torch.float32 else s.float()
+    if t.numel() == 1:
+        return 1.0, t.reshape(1), 1, 0, 0
+    if t.dim() == 1 and t.numel() == hkv:
+        return 1.0, t, 2, 0, t.stride(0)
+    if tuple(t.shape) == (nb, hkv, page):
+        if t.stride(2) != 1:
+            t = t.contiguous()
+        return 1.0, t, 3, t.stride(0), t.stride(1)
+    raise ValueError(f"{name} must be one scale per tensor [1], per KV head [{hkv}] or per token "
+                     f"[{nb}, {hkv}, {page}], got shape {tuple(s.shape)}")
+
+
+def cache_strides(key_cache, value_cache, layout: str):
+    """(k_strides, v_strides, v_layout) as the kernel takes them (see paged_attention.py)."""
+    if layout == "NHD":
+        return ((key_cache.stride(0), key_cache.stride(2), key_cache.stride(1), 0),
+                (value_cache.stride(0), value_cache.stride(2), value_cache.stride(1), 1), 0)
+    k = (key_cache.stride(0), key_cache.stride(1), key_cache.stride(3), key_cache.stride(2))
+    if value_cache.dim() == 5:  # [blocks, H, page/x, Dv, x]
+        return k, (value_cache.stride(0), value_cache.stride(1), value_cache.stride(2),
+                   value_cache.stride(3)), 2
+    return k, (value_cache.stride(0), value_cache.stride(1), 0, value_cache.stride(2)), 1
+
+
+def _check_lengths(context_lens, q_len: int, min_context, max_context, span: int, width: int, page: int):
+    if context_lens.device.type == "cpu":
+        lo, hi = int(context_lens.min()), int(context_lens.max())
+        min_context = lo if min_context is None else min(min_context, lo)
+        if max_context is None:
+            max_context = hi
+        elif hi > max_context:
+            raise ValueError(f"context length {hi} exceeds max_context {max_context}")
+    if min_context is not None:
+        if min_context < 1:
+            raise ValueError(f"context lengths must be >= 1, got {min_context}")
+        if min_context < q_len:
+            raise ValueError(f"context length {min_context} is shorter than q_len {q_len}: the context "
+                             "includes the new tokens, so it must be >= q_len")
+    if max_context is not None:
+        if max_context < 1:
+            raise ValueError(f"context lengths must be >= 1, got max_context {max_context}")
+        if max_context > span:
+            raise ValueError(f"block table is too narrow: {width} pages of {page} hold {span} tokens, "
+                             f"context needs {max_context}")
+    return min_context, max_context
+
+
+def device_length_rule(context_lens: torch.Tensor, q_len: int) -> None:
+    """Queue ``min(context_lens) >= q_len`` as an asynchronous device assert (no host sync)."""
+    torch._assert_async(context_lens.min() >= q_len)
 
 
 def paged_attention_decode(query, key_cache, value_cache, block_tables, context_lens, *, scale: float,
                            k_scale=None, v_scale=None, q_len: int, layout: str = "NHD",
                            num_partitions="auto", workspace: PAWorkspace | None = None,
                            out: torch.Tensor | None = None, max_context: int | None = None,
-                           fp8_dtype: torch.dtype | None = None, num_warps: int | None = None,
-                           num_stages: int = 2) -> torch.Tensor:
+                           min_context: int | None = None, check_lengths: bool = True,
+                           fp8_dtype: torch.dtype | None = None, fp8_mma: str = "f16",
+                           partials: str = "fp32", num_warps: int | None = None,
+                           num_stages: int = 3, block_n: int | None = None) -> torch.Tensor:
     """Paged-attention decode. ``query [S*q_len, H_Q, Dk]`` bf16 -> ``out [S*q_len, H_Q, Dv]`` bf16.
 
-    ``k_scale``/``v_scale``: per-tensor dequantization scales for FP8 caches (1-element device
-    tensors, read by the kernel; floats are folded in on the host; None means 1).
-    ``num_partitions``: "auto" or an int; with a ``workspace`` its partition count is used.
-    ``max_context``: optional host-side upper bound of ``context_lens`` (validation and partition
-    sizing without a device read). ``fp8_dtype``: the FP8 format of ``uint8`` caches (default:
-    e4m3fnuz on gfx942, e4m3fn elsewhere).
+    ``k_scale``/``v_scale``: FP8 dequantization scales: one per tensor (a 1-element tensor, or
+    a float folded in on the host), per KV head ``[H_KV]`` or per token ``[blocks, H_KV, page]``;
+    None means 1. ``num_partitions``: "auto" or an int; with a ``workspace`` its partition count
+    is used. ``min_context``/``max_context``: optional host-side bounds of ``context_lens``
+    (validation and partition sizing without a device read). ``fp8_dtype``: the FP8 format of
+    ``uint8`` caches. ``fp8_mma``: "f16" (dequantize FP8 K/V to f16) or "fp8" (FP8 MMAs, Q and P
+    quantized). ``partials``: "fp32" or "bf16" split-K partials. ``num_warps``, ``num_stages``,
+    ``block_n`` (tokens per tile, a power of two in [16, 128]): tuning knobs (defaults from the
+    sm_90a compiles, see paged_attention_launch.py).
     """
-    from perfreport.kernels import paged_attention as K  # imports triton
+    from perfreport.kernels import paged_attention_launch as L  # imports triton
 
     layout = normalize_layout(layout)
     if not isinstance(q_len, int) or q_len < 1:
@@ -120,6 +182,14 @@ def paged_attention_decode(query, key_cache, value_cache, block_tables, context_
         raise ValueError("query must be 3-D: [num_seqs * q_len, q_heads, head_dim]")
     if query.dtype != torch.bfloat16:
         raise ValueError(f"query must be bfloat16, got {query.dtype}")
+    if fp8_mma not in ("f16", "fp8"):
+        raise ValueError(f"fp8_mma must be 'f16' or 'fp8', got {fp8_mma!r}")
+    if partials not in ("fp32", "bf16"):
+        raise ValueError(f"partials must be 'fp32' or 'bf16', got {partials!r}")
+    if block_n is not None and (block_n not in (16, 32, 64, 128)):
+        raise ValueError(f"block_n must be 16, 32, 64 or 128, got {block_n!r}")
+    if not isinstance(num_stages, int) or not 1 <= num_stages <= 6:
+        raise ValueError(f"num_stages must be an integer in [1, 6], got {num_stages!r}")
     kind, storage = _kv_kind(key_cache, value_cache, fp8_dtype)
     nb, page, hkv, dk, dv = cache_geometry(key_cache, value_cache, layout)
     rows_total, hq, qdk = query.shape
@@ -148,7 +218,6 @@ def paged_attention_decode(query, key_cache, value_cache, block_tables, context_
     if context_lens.dtype != torch.int32 or context_lens.dim() != 1 or context_lens.numel() != num_seqs:
         raise ValueError(f"context_lens must be a 1-D int32 tensor of {num_seqs} lengths")
     width = block_tables.shape[1]
-    span = width * page
     dev = key_cache.device
     for name, t in (("query", query), ("value_cache", value_cache), ("block_tables", block_tables),
                     ("context_lens", context_lens)):
@@ -156,26 +225,15 @@ def paged_attention_decode(query, key_cache, value_cache, block_tables, context_
             raise ValueError(f"{name} is on {t.device}, the key cache is on {dev}")
     if dev.type != "cuda" and os.environ.get("TRITON_INTERPRET") != "1":
         raise ValueError("the Triton kernel needs CUDA/HIP tensors (or TRITON_INTERPRET=1 on CPU)")
-    if context_lens.device.type == "cpu":
-        lo, hi = int(context_lens.min()), int(context_lens.max())
-        if lo < 1:
-            raise ValueError(f"context lengths must be >= 1, got {lo}")
-        if max_context is None:
-            max_context = hi
-        elif hi > max_context:
-            raise ValueError(f"context length {hi} exceeds max_context {max_context}")
-    if max_context is not None:
-        if max_context < 1:
-            raise ValueError(f"context lengths must be >= 1, got max_context {max_context}")
-        if max_context > span:
-            raise ValueError(f"block table is too narrow: {width} pages of {page} hold {span} tokens, "
-                             f"context needs {max_context}")
+    min_context, max_context = _check_lengths(context_lens, q_len, min_context, max_context,
+                                              width * page, width, page)
     if storage == torch.float8_e4m3fnuz and dev.type == "cuda" and not torch.version.hip:
         raise ValueError("float8_e4m3fnuz caches are an AMD gfx942 format; use float8_e4m3fn on NVIDIA")
 
     group = hq // hkv
     rows = q_len * group
     work_pages = -(-max_context // page) if max_context is not None else width
+    acc_dt = torch.bfloat16 if partials == "bf16" else torch.float32
     if workspace is not None:
         parts = workspace.num_partitions
         if num_partitions != "auto" and int(num_partitions) != parts:
@@ -183,6 +241,9 @@ def paged_attention_decode(query, key_cache, value_cache, block_tables, context_
         want = (num_seqs, hkv, parts, rows)
         if tuple(workspace.max_logits.shape) != want or tuple(workspace.tmp_out.shape) != want + (dv,):
             raise ValueError(f"workspace shape does not match (expected partials {want} x Dv {dv})")
+        if workspace.tmp_out.dtype != acc_dt:
+            raise ValueError(f"workspace accumulator is {workspace.tmp_out.dtype}, partials={partials!r} "
+                             f"needs {acc_dt}")
     elif num_partitions == "auto":
         parts = auto_partitions(num_seqs, hkv, work_pages, page, dev)
     else:
@@ -190,31 +251,26 @@ def paged_attention_decode(query, key_cache, value_cache, block_tables, context_
             parts = int(num_partitions)
         except (TypeError, ValueError):
             raise ValueError(f"num_partitions must be 'auto' or a positive integer, got {num_partitions!r}") from None
-        if parts < 1:
-            raise ValueError(f"num_partitions must be >= 1, got {parts}")
-    pages_per_part = max(1, -(-work_pages // parts))
+    if not 1 <= parts <= MAX_PARTITIONS:
+        raise ValueError(f"num_partitions must be in [1, {MAX_PARTITIONS}], got {parts}")
     if out is None:
         out = torch.empty(rows_total, hq, dv, dtype=torch.bfloat16, device=dev)
     elif tuple(out.shape) != (rows_total, hq, dv) or out.dtype != torch.bfloat16 or out.stride(-1) != 1:
         raise ValueError(f"out must be a bfloat16 tensor of shape {(rows_total, hq, dv)}")
     direct = parts == 1
     if not direct and workspace is None:
-        workspace = make_workspace(num_seqs, hkv, rows, dv, parts, dev)
+        workspace = make_workspace(num_seqs, hkv, rows, dv, parts, dev, partials)
 
-    k_mult, ks = _scale_arg(k_scale, "k_scale", dev)
-    v_mult, vs = _scale_arg(v_scale, "v_scale", dev)
+    k_mult, ks, k_mode, ksb, ksh = _scale_arg(k_scale, "k_scale", dev, nb, hkv, page)
+    v_mult, vs, v_mode, vsb, vsh = _scale_arg(v_scale, "v_scale", dev, nb, hkv, page)
+    if k_mode and v_mode and (k_mode >= 2 or v_mode >= 2) and (ksb, ksh) != (vsb, vsh):
+        raise ValueError("k_scale and v_scale must have the same layout (strides) when per head or token")
+    if min_context is None and check_lengths and context_lens.device.type != "cpu":
+        device_length_rule(context_lens, q_len)
     if key_cache.dtype == torch.uint8:
         key_cache, value_cache = key_cache.view(storage), value_cache.view(storage)
     query = query if query.stride(-1) == 1 else query.contiguous()
-    if layout == "NHD":
-        k_strides = (key_cache.stride(0), key_cache.stride(2), key_cache.stride(1), 0)
-        v_strides = (value_cache.stride(0), value_cache.stride(2), value_cache.stride(1))
-    else:
-        k_strides = (key_cache.stride(0), key_cache.stride(1), key_cache.stride(3), key_cache.stride(2))
-        v_strides = (value_cache.stride(0), value_cache.stride(1), value_cache.stride(2))
-    dka, dkb = K.split_dim(dk)
-    dva, dvb = K.split_dim(dv)
-    block_m = max(16, 1 << (rows - 1).bit_length())
+    k_strides, v_strides, v_layout = cache_strides(key_cache, value_cache, layout)
     dummy = out  # any tensor: unused pointer arguments
     ws = workspace
     args = dict(q=query, k=key_cache, v=value_cache, bt=block_tables, ctx=context_lens,
@@ -224,60 +280,23 @@ def paged_attention_decode(query, key_cache, value_cache, block_tables, context_
                 qk_scale=float(scale) * k_mult * math.log2(math.e), v_mult=v_mult,
                 q_strides=(query.stride(0), query.stride(1)), o_strides=(out.stride(0), out.stride(1)),
                 stride_bt=block_tables.stride(0), k_strides=k_strides, v_strides=v_strides,
-                max_pages=width, pages_per_part=pages_per_part, num_parts=parts)
-    cfg = dict(Q_LEN=q_len, GROUP=group, BLOCK_M=block_m, DK=dk, DKA=dka, DKB=dkb, DV=dv, DVA=dva,
-               DVB=dvb, PAGE=page, BLOCK_N=max(page, 64), X=x if layout == "5D" else 1,
-               IS_5D=layout == "5D", K_SCALE_T=ks is not None, V_SCALE_T=vs is not None, DIRECT=direct,
-               DOT_F32=dev.type != "cuda")
-    if num_warps is None:  # from AOT compiles: no spills with these (sm_90a; gfx942/gfx950 wave64)
-        num_warps = 4 if (torch.version.hip or block_m < 64) else 8
-    K.launch((num_seqs, hkv, parts), (num_seqs, hkv), args, cfg, num_warps, num_stages)
+                s_strides=(max(ksb, vsb), max(ksh, vsh)), max_pages=width, num_parts=parts, num_kv=hkv)
+    cfg = L.make_cfg(q_len=q_len, group=group, dk=dk, dv=dv, page=page, k_5d=layout == "5D",
+                     v_layout=v_layout, x=x, kv=kind, k_scale=k_mode, v_scale=v_mode,
+                     mma=fp8_mma if kind == "fp8" else "bf16", direct=direct,
+                     part_bf16=partials == "bf16", fp8_max=torch.finfo(storage).max if kind == "fp8" else 1.0,
+                     dot_f32=dev.type != "cuda", block_n=block_n)
+    if num_warps is None:
+        num_warps = L.default_warps(cfg["BLOCK_M"], bool(torch.version.hip))
+    L.launch((num_seqs, hkv, parts), (num_seqs * hkv * rows,), args, cfg, num_warps, num_stages)
     return out
 
 
+def aot_compile(target: str, **kw):
+    """See :func:`perfreport.kernels.paged_attention_launch.aot_compile` (returns the partition kernel)."""
+    from perfreport.kernels.paged_attention_launch import aot_compile as aot
+    return aot(target, **kw)[0]
 
 
-def aot_compile(target: str, *, kv: str = "bf16", dk: int = 192, dv: int = 128, q_len: int = 4,
-                group: int = 16, page: int = 64, layout: str = "NHD", parts: int = 2,
-                num_warps: int | None = None):
-    """Compile both kernels for a GPU target without a GPU (``"sm_90a"``, ``"gfx942"``, ...).
-
-    Uses the same constexprs and stride divisibility hints the JIT would use at these shapes.
-    Returns the compiled partition kernel (``.asm`` holds ptx/amdgcn) for inspection.
-    """
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
-    from perfreport.kernels import paged_attention as K
-
-    hip = target.startswith("gfx")
-    tgt = GPUTarget("hip", target, 64) if hip else GPUTarget("cuda", int(target[3:5]), 32)
-    kv_ty = {"bf16": "*bf16", "fp8": "*fp8e4nv", "fp8_fnuz": "*fp8e4b8"}[kv]
-    rows = q_len * group
-    dka, dkb = K.split_dim(dk)
-    dva, dvb = K.split_dim(dv)
-    fp8 = kv != "bf16"
-    consts = dict(Q_LEN=q_len, GROUP=group, BLOCK_M=max(16, 1 << (rows - 1).bit_length()), DK=dk,
-                  DKA=dka, DKB=dkb, DV=dv, DVA=dva, DVB=dvb, PAGE=page, BLOCK_N=max(page, 64),
-                  X=(16 if fp8 else 8) if layout == "5D" else 1, IS_5D=layout == "5D",
-                  K_SCALE_T=fp8, V_SCALE_T=fp8, DIRECT=parts == 1, DOT_F32=False)
-    ptr_types = dict(q_ptr="*bf16", k_ptr=kv_ty, v_ptr=kv_ty, bt_ptr="*i32", ctx_ptr="*i32",
-                     ks_ptr="*fp32", vs_ptr="*fp32", out_ptr="*bf16", m_ptr="*fp32", l_ptr="*fp32",
-                     acc_ptr="*fp32", qk_scale="fp32", v_mult="fp32")
-    warps = num_warps or (4 if hip or consts["BLOCK_M"] < 64 else 8)
-    out = None
-    for fn in (K._pa_decode_partition, K._pa_decode_reduce):
-        names = fn.arg_names
-        c = {k: v for k, v in consts.items() if k in names}
-        sig = {n: "constexpr" if n in c else ptr_types.get(n, "i32") for n in names}
-        attrs = {(i,): [["tt.divisibility", 16]] for i, n in enumerate(names)
-                 if sig[n].startswith("*") or n.startswith("stride")}
-        ck = triton.compile(ASTSource(fn, sig, c, attrs), target=tgt,
-                            options=dict(num_warps=warps if fn is K._pa_decode_partition else 4,
-                                         num_stages=2))
-        out = out or ck
-    return out
-
-
-__all__ = ["PAWorkspace", "aot_compile", "auto_partitions", "make_workspace", "paged_attention_decode"]
+__all__ = ["MAX_PARTITIONS", "PAWorkspace", "aot_compile", "auto_partitions", "cache_strides",
+           "device_length_rule", "make_workspace", "paged_attention_decode", "sm_count"]

@@ -11,7 +11,11 @@ Semantics (shared with the Triton kernel):
 * Query head ``h`` reads KV head ``h // (H_Q // H_KV)``.
 * Causal across the new tokens: token ``t`` (0-based) sees keys ``0 .. ctx - q_len + t``, i.e.
   ``ctx - q_len + 1 + t`` keys. A token that sees no key (``ctx < q_len``) gets a zero output.
-* FP8 caches are dequantized as ``value * scale`` with per-tensor ``k_scale``/``v_scale``.
+* FP8 caches are dequantized as ``value * scale``; ``k_scale``/``v_scale`` hold one scale per
+  tensor (``[1]`` or a float), per KV head (``[H_KV]``) or per token (``[num_blocks, H_KV, page]``).
+* Slots past a sequence's context (the stale tail of its last page, the unused block-table
+  entries) are zeroed in K and V before any matmul, so stale NaN/Inf bytes cannot reach the
+  output (0 * NaN is NaN; masking the scores alone is not enough).
 """
 from __future__ import annotations
 
@@ -28,20 +32,35 @@ def _gather_float(cache: torch.Tensor, bt: torch.Tensor, fp8_dtype: torch.dtype 
     return cache[bt].float()
 
 
-def _scale_of(s) -> torch.Tensor | float:
+def _scale_of(s, bt: torch.Tensor, n_keys: int, hkv: int):
+    """The scale broadcastable to gathered ``[S, n_keys, H_KV, 1]`` values."""
     if s is None:
         return 1.0
-    if isinstance(s, torch.Tensor):
-        return s.float().reshape(())
-    return float(s)
+    if not isinstance(s, torch.Tensor):
+        return float(s)
+    s = s.float()
+    if s.numel() == 1:
+        return s.reshape(())
+    if s.dim() == 1 and s.numel() == hkv:
+        return s.reshape(1, 1, hkv, 1)
+    if s.dim() == 3 and s.shape[1] == hkv:  # [blocks, H_KV, page] -> gathered per token
+        g = s.permute(0, 2, 1)[bt.long()]   # [S, W, page, H_KV]
+        return g.reshape(bt.shape[0], n_keys, hkv, 1)
+    raise ValueError(f"scale of shape {tuple(s.shape)}: expected [1], [H_KV] or [num_blocks, H_KV, page]")
+
+
+def _cast(x, dtype):
+    return x.to(dtype) if isinstance(x, torch.Tensor) else x
 
 
 def paged_attention_ref(query: torch.Tensor, key_cache: torch.Tensor, value_cache: torch.Tensor,
                         block_tables: torch.Tensor, context_lens: torch.Tensor, *, scale: float,
                         k_scale=None, v_scale=None, q_len: int = 1, layout: str = "NHD",
                         fp8_dtype: torch.dtype | None = None,
-                        out_dtype: torch.dtype | None = torch.bfloat16) -> torch.Tensor:
-    """Attention output ``[num_seqs * q_len, H_Q, Dv]`` (``out_dtype``; None keeps fp32)."""
+                        out_dtype: torch.dtype | None = torch.bfloat16,
+                        compute_dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Attention output ``[num_seqs * q_len, H_Q, Dv]`` (``out_dtype``; None keeps ``compute_dtype``,
+    fp32 by default; float64 gives the reference the FP8 error figures are measured against)."""
     layout = normalize_layout(layout)
     if layout == "5D":
         key_cache, value_cache = fived_to_nhd(key_cache, value_cache)
@@ -54,17 +73,22 @@ def paged_attention_ref(query: torch.Tensor, key_cache: torch.Tensor, value_cach
     n_keys = width * page
     bt = block_tables.long()
     # gather-then-attend: [S, W*page, H_KV, D] in fp32
-    k = _gather_float(key_cache, bt, fp8_dtype).reshape(s, n_keys, hkv, dk) * _scale_of(k_scale)
-    v = _gather_float(value_cache, bt, fp8_dtype).reshape(s, n_keys, hkv, dv) * _scale_of(v_scale)
-    q = query.float().reshape(s, q_len, hkv, g, dk).permute(0, 2, 1, 3, 4).reshape(s, hkv, q_len * g, dk)
-    scores = torch.einsum("shrd,snhd->shrn", q, k) * scale
     ctx = context_lens.to(query.device).long().reshape(s, 1, 1)
+    live = (torch.arange(n_keys, device=query.device).reshape(1, n_keys) < ctx.reshape(s, 1))
+    live = live.reshape(s, n_keys, 1, 1)
+    cd = compute_dtype
+    k = _gather_float(key_cache, bt, fp8_dtype).reshape(s, n_keys, hkv, dk).to(cd)
+    v = _gather_float(value_cache, bt, fp8_dtype).reshape(s, n_keys, hkv, dv).to(cd)
+    k = torch.where(live, k * _cast(_scale_of(k_scale, bt, n_keys, hkv), cd), 0.0)  # stale -> 0 first
+    v = torch.where(live, v * _cast(_scale_of(v_scale, bt, n_keys, hkv), cd), 0.0)
+    q = query.to(cd).reshape(s, q_len, hkv, g, dk).permute(0, 2, 1, 3, 4).reshape(s, hkv, q_len * g, dk)
+    scores = torch.einsum("shrd,snhd->shrn", q, k) * scale
     tok = torch.arange(q_len, device=query.device).repeat_interleave(g).reshape(1, q_len * g, 1)
     visible = ctx - q_len + 1 + tok                              # [S, R, 1] keys each row sees
     pos = torch.arange(n_keys, device=query.device).reshape(1, 1, n_keys)
     mask = (pos < visible).unsqueeze(1)                          # [S, 1, R, N]
     scores = scores.masked_fill(~mask, float("-inf"))
-    m = scores.amax(dim=-1, keepdim=True).clamp_min(torch.finfo(torch.float32).min)
+    m = scores.amax(dim=-1, keepdim=True).clamp_min(torch.finfo(cd).min)
     p = torch.exp(scores - m)
     denom = p.sum(dim=-1, keepdim=True)
     p = p / torch.where(denom > 0, denom, torch.ones_like(denom))

@@ -64,7 +64,7 @@ def test_partitions_and_ragged_contexts(parts):
 @pytest.mark.parametrize("q_len,hq,hkv", [(1, 8, 8), (4, 16, 4), (2, 32, 2)])
 def test_gqa_and_query_lengths(q_len, hq, hkv):
     from perfreport.kernels.paged_cache import build_inputs
-    inp = build_inputs([777, 2048, 3], q_len=q_len, q_heads=hq, kv_heads=hkv, head_dim=192,
+    inp = build_inputs([777, 2048, 4], q_len=q_len, q_heads=hq, kv_heads=hkv, head_dim=192,
                        v_head_dim=192, page_size=64, device="cuda", seed=3)
     _check(inp)
 
