@@ -275,7 +275,7 @@ def test_fp8_mma_and_f16_dequant_agree_with_float64():
         errs[mma] = (out.double() - ref64).abs().max().item()
     scale = ref64.abs().max().item()
     assert errs["f16"] < 2 ** -7 * scale            # ~ one bf16 ulp of the output
-    assert errs["f16"] <= errs["fp8"] < 0.1 * scale  # e4m3 Q and P: coarser but bounded
+    assert errs["f16"] <= errs["fp8"] < 0.05 * scale  # e4m3 Q and P: coarser (measured 3.3%), bounded
 
 
 @pytest.mark.parametrize("parts", [2, 7])
