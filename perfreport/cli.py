@@ -12,11 +12,19 @@ from typing import List, Optional
 
 import typer
 
+from perfreport import cli_help as H
 from perfreport.errors import BadInput, InternalError, Interrupted, exit_on_signals, printable
 from perfreport.writers.targets import default_output
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  context_settings=H.CONTEXT,
                   help="Roofline reports for PyTorch profiler traces; paged-attention decode bench.")
+
+
+@app.callback()
+def _app(version: bool = typer.Option(False, "--version", callback=H.version_callback, is_eager=True,
+                                      help="Print the version and exit")):
+    pass
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD, EXIT_PARTIAL = 0, 1, 2, 3
 
@@ -25,26 +33,29 @@ def _err(msg: str) -> None:
     sys.stderr.write(f"perfreport: {printable(msg)}\n")
 
 
-@app.command()
+@app.command(epilog=H.examples("analyze"))
 def analyze(
     traces: List[str] = typer.Argument(..., metavar="TRACE...", help="Kineto trace (.json or .json.gz, detected by content) or - for stdin; several traces, a directory or a glob: one rank each, merged"),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Workbook path [default: <trace stem>_perf_report.xlsx beside the trace]"),
     csv_dir: Optional[Path] = typer.Option(None, "--csv-dir", help="Also write one CSV per sheet into DIR"),
-    sheet: Optional[str] = typer.Option(None, "--sheet", help="Print one sheet to stdout (no workbook unless -o is given)"),
-    fmt: str = typer.Option("csv", "--format", help="Format for --sheet: csv, json or table"),
+    sheet: Optional[str] = typer.Option(None, "--sheet", metavar="NAME", help=f"Print one sheet to stdout (no workbook unless -o is given): {H.SHEETS}"),
+    fmt: str = typer.Option("csv", "--format", metavar=H.choices(H.FORMATS), help="Format for --sheet (tsv: tab-separated, no quoting, for cut/awk; table: aligned for reading)"),
     arch: Optional[str] = typer.Option(None, "--arch", help="GPU name (see `perfreport archs`) or spec JSON file [default: from the trace's deviceProperties]"),
-    basis: str = typer.Option("peak", "--basis", help="Roofline figures: peak (datasheet) or achievable (measured, where known)"),
+    basis: str = typer.Option("peak", "--basis", metavar=H.choices(H.BASES), help="Roofline figures: peak (datasheet) or achievable (measured, where known)"),
     models: List[Path] = typer.Option([], "--models", help="Python file registering extra perf models (repeatable)"),
     short_kernel_us: float = typer.Option(10.0, "--short-kernel-us", help="Threshold of the short_kernels sheet (µs)"),
     graph_capture: Optional[str] = typer.Option(None, "--graph-capture", help="Capture-time trace (file, or dir with execution_details.json; PATH#capture_<bs>_<mode> picks a region) to attribute CUDA/HIP-graph kernels to ops"),
     model_config: Optional[Path] = typer.Option(None, "--model-config", help="Hugging Face config.json of the traced model: sizes the trace does not record (MoE experts, sliding window, layer types)"),
-    linked_only: bool = typer.Option(False, "--linked-only", help="gpu_timeline: leave out GPU events with no CPU launch in the trace"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary"),
+    linked_only: bool = typer.Option(False, "--linked-only", help="gpu_timeline: leave out GPU events with no CPU launch in the trace [default: off]"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary [default: off]"),
     summary: Optional[bool] = typer.Option(None, "--summary/--no-summary", help="Print the console summary [default: only when stdout is a terminal]"),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Several traces: analyze N at a time, one process each [default: the cores available]"),
     engine: Optional[str] = typer.Option(None, "--engine", help="Several traces: serial, process or ray [default: process when --jobs > 1]"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="--engine ray: the cluster to use [default: start a local instance]"),
     per_rank: Optional[Path] = typer.Option(None, "--per-rank", help="Several traces: also write one workbook per rank into DIR"),
+    top: Optional[int] = typer.Option(None, "--top", min=0, metavar="N", help="Rows of the top-ops tables [default: 15 in the console summary, 50 in the HTML page]"),
+    html: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Also write the HTML report (roofline chart, GPU timeline, sortable top rows; one offline file)"),
+    with_html: bool = typer.Option(False, "--with-html", help="Also write the HTML report beside the workbook (<workbook stem>.html) [default: off]"),
 ):
     """Analyze a trace: GPU timeline, op and kernel summaries, rooflines -> Excel/CSV/stdout.
     Several traces (one per rank): a merged report with ops, GPU timeline and collectives by rank."""
@@ -53,6 +64,9 @@ def analyze(
     # -- several traces (multi-rank): the merged report ----------------------------------
     from perfreport.multi.inputs import is_multi
     if is_multi(traces):
+        if html is not None or with_html:
+            _err("--html / --with-html: one trace at a time for now (the merged multi-rank report has no page)")
+            raise typer.Exit(EXIT_BAD)
         from perfreport.multi.cli_run import run_multi
         raise typer.Exit(run_multi(traces, output=output, csv_dir=csv_dir, sheet=sheet, fmt=fmt,
                                    quiet=quiet, summary=summary, jobs=jobs, engine=engine,
@@ -63,18 +77,22 @@ def analyze(
                                    linked_only=linked_only))
     trace = traces[0]
 
-    if fmt not in ("csv", "json", "table"):
-        _err(f"--format must be csv, json or table, not {fmt!r}")
+    if fmt not in H.FORMATS:
+        _err(f"--format must be one of {', '.join(H.FORMATS)}, not {fmt!r}")
         raise typer.Exit(EXIT_BAD)
     if basis not in ("peak", "achievable"):
         _err(f"--basis must be peak or achievable, not {basis!r}")
         raise typer.Exit(EXIT_BAD)
     # output targets (and that none is an input) are checked before any work: issue 10
     xlsx = output if output is not None else (None if sheet is not None else default_output(trace))
+    if with_html and xlsx is None and html is None:
+        _err("--with-html needs a workbook (-o FILE, or no --sheet); use --html FILE")
+        raise typer.Exit(EXIT_BAD)
+    html_path = html if html is not None else (xlsx.with_suffix(".html") if with_html else None)
     try:
         from perfreport.writers.targets import check_outputs, input_files
         inputs = input_files(trace, graph_capture, arch, models, model_config)
-        check_outputs(xlsx, csv_dir, inputs)
+        check_outputs([xlsx, html_path], csv_dir, inputs)
     except BadInput as exc:
         _err(str(exc))
         raise typer.Exit(EXIT_BAD)
@@ -117,15 +135,17 @@ def analyze(
             _err(f"warning: {w}")
         if not quiet:
             err_console.print(f"wrote {xlsx}", highlight=False)
+    if html_path is not None:
+        report.to_html(html_path, top=top if top is not None else 50)
+        if not quiet:
+            err_console.print(f"wrote {html_path}", highlight=False)
     if csv_dir is not None:
         report.to_csv_dir(csv_dir, protect=inputs)
         if not quiet:
             err_console.print(f"wrote {len(report.sheets)} CSV files to {csv_dir}", highlight=False)
     if decorate:
         from perfreport.writers.console import print_summary
-        from perfreport.writers.cells import console_text
-        print_summary(report.sheets, out_console,
-                      header=f"[bold]{console_text(report.source)}[/bold] — {report.arch_msg}")
+        print_summary(report, out_console, top=top if top is not None else 15)
     raise typer.Exit(EXIT_PARTIAL if partial else EXIT_OK)
 
 
@@ -198,8 +218,8 @@ def diff(
     raise typer.Exit(EXIT_OK)
 
 
-@app.command()
-def archs(json_out: bool = typer.Option(False, "--json", help="JSON on stdout")):
+@app.command(epilog=H.examples("archs"))
+def archs(json_out: bool = typer.Option(False, "--json", help="JSON on stdout [default: a table]")):
     """List the GPUs with built-in specs (memory bandwidth, dense peaks)."""
     from perfreport.specs import list_archs
     specs = list_archs()
@@ -210,17 +230,8 @@ def archs(json_out: bool = typer.Option(False, "--json", help="JSON on stdout"))
                                       option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     from rich.console import Console
-    from rich.table import Table
-    keys = sorted({k for s in specs for k in s.peaks})
-    t = Table(title="GPU specs (dense peak TFLOP/s, memory TB/s)")
-    t.add_column("key")
-    t.add_column("name")
-    t.add_column("TB/s", justify="right")
-    for k in keys:
-        t.add_column(k, justify="right")
-    for s in specs:
-        t.add_row(s.key, s.name, f"{s.mem_bw_tbps:g}", *[f"{s.peaks[k]:g}" if k in s.peaks else "" for k in keys])
-    Console(width=250).print(t)
+    from perfreport.writers.console import archs_table
+    Console(width=None if sys.stdout.isatty() else 120).print(archs_table(specs))
 
 
 def _register_bench() -> None:
@@ -232,6 +243,7 @@ def _register_bench() -> None:
 
 
 _register_bench()
+H.add_epilogs(app)
 
 
 def main() -> None:

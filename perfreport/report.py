@@ -50,7 +50,15 @@ class Report:
     def to_excel(self, path: str | Path) -> list[str]:
         """Write the workbook atomically; returns warnings (e.g. Excel truncations)."""
         from perfreport.writers.excel import write_workbook
-        return write_workbook(self.sheets, path, self.notes)
+        from perfreport.writers.summary import coverage_line
+        return write_workbook(self.sheets, path, self.notes, spec=self.spec,
+                              coverage=coverage_line(self))
+
+    def to_html(self, path: str | Path, top: int = 50) -> Path:
+        """Write the self-contained HTML page (roofline chart, GPU timeline, coverage, sortable
+        table of the ``top`` rows) atomically to ``path``; returns the path."""
+        from perfreport.writers.html import write_html
+        return write_html(self, path, top)
 
     def to_csv_dir(self, directory: str | Path, protect: dict | None = None) -> list[Path]:
         """One ``<sheet>.csv`` per sheet in ``directory`` (created); returns the paths."""

@@ -1,94 +1,196 @@
 """Excel workbook writer (openpyxl write-only mode: constant memory, streamed rows).
 
-Each sheet: frozen header row, autofilter, fitted column widths, numbers stored as
-numbers with the sheet's number formats. Excel caps (1,048,576 rows, 32,767 characters
-per cell) are respected and reported in the ``notes`` sheet, never silently.
+Sheet order: ``unified_perf_summary`` (the roofline table, leading with name, category, time,
+share, roofline %, bound, flags), ``notes`` (GPU spec used, trace facts, coverage, warnings),
+``columns`` (unit, formula and source of every column), then the other sheets.
+
+Each sheet: header row and first column frozen, autofilter, numbers stored as numbers with a
+number format whose widest text fits its column (widths are computed from the format actually
+applied, so no cell shows ``###``), a data bar on the roofline % columns. Excel caps
+(1,048,576 rows, 32,767 characters per cell) are respected and reported, never silently.
 """
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
 
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
+from openpyxl.formatting.rule import DataBarRule
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 
 from perfreport.writers.atomic import atomic_path
-from perfreport.writers.cells import MAX_CELL, excel_cell, rows
+from perfreport.writers.cells import MAX_CELL, excel_cell, rows, text
+from perfreport.writers.column_docs import columns_rows
+from perfreport.writers.summary import UNIFIED, WORKBOOK_LEAD, spec_facts
 
 MAX_ROWS = 1_048_575      # data rows below the header
+MIN_WIDTH, MAX_TEXT_WIDTH = 6, 48
 _HEADER_FONT = Font(bold=True)
 _HEADER_FILL = PatternFill("solid", fgColor="DDEBF7")
 _WRAP = Alignment(wrap_text=True, vertical="top")
+_FMT_RX = re.compile(r"^(#,##)?0(\.(0+))?$")
+DATA_BAR_COLUMNS = ("roofline mean (%)", "roofline median (%)")
 
 
-def _width(values, header: str) -> float:
-    n = len(header)
+def number_format(fmt: str | None, values) -> str:
+    """The Excel format for a numeric column: the sheet's ``0.000``-style format (or one chosen
+    by type) with thousands separators, so 262422.4 reads ``262,422.400``."""
+    if fmt is None:
+        fmt = "0" if all(isinstance(v, int) for v in values if v is not None) else "0.000"
+    m = _FMT_RX.match(fmt)
+    if m is None:
+        return fmt
+    return "#,##0" + (m.group(2) or "")
+
+
+def formatted_len(v, fmt: str) -> int:
+    """Characters ``v`` takes when shown with ``fmt`` (the ``#,##0.000`` family)."""
+    m = _FMT_RX.match(fmt)
+    if m is None or not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+        return len(str(v))
+    nd = len(m.group(3) or "")
+    return len(f"{v:,.{nd}f}" if m.group(1) else f"{v:.{nd}f}")
+
+
+def _longest_word(header: str) -> int:
+    return max((len(w) for w in header.split()), default=0)
+
+
+def column_width(header: str, values, fmt: str | None) -> float:
+    """Width that shows every value in full: numbers by their formatted text, text up to
+    :data:`MAX_TEXT_WIDTH` characters; the header wraps onto two lines at its spaces."""
+    n = 0
+    text = False
     for v in values:
         if v is None:
             continue
-        s = f"{v:.3f}" if isinstance(v, float) else str(v)
-        n = max(n, len(s))
-    return min(max(8, n + 2), 80)
+        if fmt is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
+            n = max(n, formatted_len(v, fmt))
+        else:
+            text = True
+            n = max(n, len(str(v)))
+    head = len(header) if len(header) <= 14 else max(_longest_word(header), (len(header) + 1) // 2)
+    w = max(n, head, MIN_WIDTH) + 2
+    return float(min(w, MAX_TEXT_WIDTH) if text else w)
 
 
-def write_workbook(sheets, path: str | Path, notes: list[str] | None = None) -> list[str]:
-    """Write ``sheets`` to ``path`` atomically; returns warnings (e.g. truncations)."""
-    warnings: list[str] = []
-    wb = Workbook(write_only=True)
-    for sh in sheets:
-        ws = wb.create_sheet(title=sh.name[:31])
-        cols = list(sh.columns)
-        data = list(rows(sh))
-        if len(data) > MAX_ROWS:
-            warnings.append(f"{sh.name}: {len(data)} rows; Excel keeps the first {MAX_ROWS} (CSV has all)")
-            data = data[:MAX_ROWS]
-        sample = data[:2000]
-        for i, c in enumerate(cols, start=1):
-            w = _width((r[i - 1] for r in sample), str(c))
-            ws.column_dimensions[get_column_letter(i)].width = w
-        ws.freeze_panes = "A2"
-        if cols:
-            ws.auto_filter.ref = f"A1:{get_column_letter(len(cols))}{max(1, len(data) + 1)}"
-        header = []
-        for c in cols:
-            cell = WriteOnlyCell(ws, value=str(c))
-            cell.font = _HEADER_FONT
-            cell.fill = _HEADER_FILL
-            cell.alignment = _WRAP
-            header.append(cell)
-        ws.append(header)
-        fmts = [sh.formats.get(c) for c in cols]
-        truncated = 0
-        for r in data:
-            out = []
-            for v, f in zip(r, fmts):
-                if isinstance(v, str):          # trace text: a text cell, safe, within limits
-                    cell, cut = excel_cell(ws, v)
-                    truncated += cut
-                    out.append(cell)
-                elif f is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
-                    cell = WriteOnlyCell(ws, value=v)
-                    cell.number_format = f
-                    out.append(cell)
-                else:
-                    out.append(v)
-            ws.append(out)
-        if truncated:
-            warnings.append(f"{sh.name}: {truncated} cells over {MAX_CELL} characters were shortened")
-    all_notes = list(notes or [])
+def ordered(sheet) -> tuple[list[str], list[int]]:
+    """Column order the workbook shows: the unified sheet leads with :data:`WORKBOOK_LEAD`."""
+    cols = [str(c) for c in sheet.columns]
+    if sheet.name != UNIFIED:
+        return cols, list(range(len(cols)))
+    lead = [c for c in WORKBOOK_LEAD if c in cols]
+    order = lead + [c for c in cols if c not in lead]
+    return order, [cols.index(c) for c in order]
+
+
+def _write_sheet(wb, title: str, header: list[str], data: list[list], formats: dict, *,
+                 freeze: str = "B2", bars=(), widths: dict | None = None):
+    ws = wb.create_sheet(title=title[:31])
+    sample = data[:5000]
+    fmts = []
+    for i, c in enumerate(header):
+        col = [r[i] for r in sample]
+        nums = [v for v in col if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        f = number_format(formats.get(c), nums) if nums else None
+        fmts.append(f)
+        w = (widths or {}).get(c) or column_width(c, col, f)
+        ws.column_dimensions[get_column_letter(i + 1)].width = w
+    ws.freeze_panes = freeze
+    ws.page_setup.orientation = "landscape"       # printing: header row and first column on
+    ws.page_setup.scale = 60
+    ws.print_title_rows = "1:1"                   # every page, as frozen on screen
+    if freeze == "B2":
+        ws.print_title_cols = "A:A"
+    if header:
+        last = get_column_letter(len(header))
+        ws.auto_filter.ref = f"A1:{last}{max(1, len(data) + 1)}"
+    if any(len(c) > 14 for c in header):
+        ws.row_dimensions[1].height = 30          # two lines of wrapped header text
+    for c in bars:
+        if c in header and data:
+            letter = get_column_letter(header.index(c) + 1)
+            ws.conditional_formatting.add(
+                f"{letter}2:{letter}{len(data) + 1}",
+                DataBarRule(start_type="num", start_value=0, end_type="num", end_value=100,
+                            color="5B9BD5", showValue=True))
+    cells = []
+    for c in header:
+        cell, _ = excel_cell(ws, c)
+        cell.font = _HEADER_FONT
+        cell.fill = _HEADER_FILL
+        cell.alignment = _WRAP
+        cells.append(cell)
+    ws.append(cells)
+    for r in data:
+        out = []
+        for v, f in zip(r, fmts):
+            if isinstance(v, str):          # trace text: a text cell, safe, within limits
+                out.append(excel_cell(ws, v)[0])
+            elif f is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
+                cell = WriteOnlyCell(ws, value=v)
+                cell.number_format = f
+                out.append(cell)
+            else:
+                out.append(v)
+        ws.append(out)
+    return ws
+
+
+def _clip(data: list[list], name: str, warnings: list[str]) -> list[list]:
+    """Excel's row cap, and a warning for the text cells :func:`excel_cell` will cut (counted
+    up front: the notes sheet, written second, lists them)."""
+    if len(data) > MAX_ROWS:
+        warnings.append(f"{name}: {len(data)} rows; Excel keeps the first {MAX_ROWS} (CSV has all)")
+        data = data[:MAX_ROWS]
+    n = sum(1 for r in data for v in r             # an escape is at most 6 characters per one
+            if isinstance(v, str) and len(v) > MAX_CELL // 6 and len(text(v)) > MAX_CELL)
+    if n:
+        warnings.append(f"{name}: {n} cells over {MAX_CELL} characters were shortened")
+    return data
+
+
+def notes_rows(sheets, notes, spec=None, coverage: str | None = None) -> list[list[str]]:
+    """(about, note) rows of the notes sheet: coverage, GPU spec, report notes, sheet notes."""
+    out: list[list[str]] = []
+    if coverage:
+        out.append(["coverage", coverage])
+    for n in notes or []:
+        about, _, text = n.partition(": ")
+        out.append([about, text] if text and len(about) <= 40 else ["report", n])
+    if spec is not None:                  # the "GPU spec: ..." line is in the notes already
+        out += [[a, b] for a, b in spec_facts(spec)[1:]]
     by_note: dict[str, list[str]] = {}
     for sh in sheets:
         for n in sh.notes:
             by_note.setdefault(n, []).append(sh.name)
-    all_notes += [f"{', '.join(names)}: {n}" for n, names in by_note.items()]
-    all_notes += warnings
-    if all_notes:
-        ws = wb.create_sheet(title="notes")
-        ws.column_dimensions["A"].width = 120
-        ws.append(["notes"])
-        for n in all_notes:
-            ws.append([excel_cell(ws, n)[0]])
+    out += [[", ".join(names), n] for n, names in by_note.items()]
+    return out
+
+
+def write_workbook(sheets, path: str | Path, notes: list[str] | None = None, *, spec=None,
+                   coverage: str | None = None) -> list[str]:
+    """Write ``sheets`` to ``path`` atomically; returns warnings (e.g. truncations)."""
+    warnings: list[str] = []
+    prepared = []
+    for sh in sheets:
+        header, idx = ordered(sh)
+        data = _clip([[r[i] for i in idx] for r in rows(sh)], sh.name, warnings)
+        prepared.append((sh, header, data))
+    prepared.sort(key=lambda p: p[0].name != UNIFIED)          # stable: unified first
+    wb = Workbook(write_only=True)
+    first, rest = prepared[:1], prepared[1:]
+    for sh, header, data in first:
+        _write_sheet(wb, sh.name, header, data, sh.formats, bars=DATA_BAR_COLUMNS)
+    nrows = notes_rows(sheets, notes, spec, coverage) + [["warning", w] for w in warnings]
+    _write_sheet(wb, "notes", ["about", "note"], nrows, {}, freeze="A2", widths={"note": 140})
+    _write_sheet(wb, "columns", ["column", "unit", "formula / meaning", "source", "sheets"],
+                 columns_rows(sheets), {}, widths={"formula / meaning": 90, "sheets": 60})
+    for sh, header, data in rest:
+        _write_sheet(wb, sh.name, header, data, sh.formats, bars=DATA_BAR_COLUMNS)
     with atomic_path(path, suffix=".xlsx") as tmp:
         wb.save(tmp)
     return warnings

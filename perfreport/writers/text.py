@@ -23,6 +23,24 @@ def csv_text(sheet) -> str:
     return buf.getvalue()
 
 
+def _tsv_cell(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, str):
+        return " ".join(str(csv_field(v)).replace("\t", " ").splitlines())
+    return str(v)
+
+
+def tsv_text(sheet) -> str:
+    """Tab-separated, one line per row, no quoting: a tab or line break inside a cell becomes a
+    space, so ``cut -f`` and ``awk -F'\\t'`` split it right (op shapes hold commas)."""
+    lines = ["\t".join(_tsv_cell(str(c)) for c in sheet.columns)]
+    lines += ["\t".join(_tsv_cell(v) for v in r) for r in rows(sheet)]
+    return "\n".join(lines) + "\n"
+
+
 def _json_safe(v):
     return text(v) if isinstance(v, str) else v
 
@@ -80,6 +98,8 @@ def _quiet_stdout() -> None:
 def print_sheet(sheet, fmt: str, stream=None) -> None:
     if fmt == "csv":
         write_stdout(csv_text(sheet), stream)
+    elif fmt == "tsv":
+        write_stdout(tsv_text(sheet), stream)
     elif fmt == "json":
         write_stdout(json_text(sheet), stream)
     else:

@@ -44,7 +44,7 @@ def test_workbook_is_made_for_reading(report):
     for name in ("gpu_timeline", "ops_summary", "ops_unique_args", "kernel_summary",
                  "short_kernels", "ops_summary_by_category", "unified_perf_summary"):
         ws = wb[name]
-        assert ws.freeze_panes == "A2", name
+        assert ws.freeze_panes == "B2", name          # header row and first column
         assert ws.auto_filter.ref and ws.auto_filter.ref.startswith("A1:"), name
         assert ws.column_dimensions["A"].width >= 8
     ws = wb["ops_summary"]
@@ -52,7 +52,7 @@ def test_workbook_is_made_for_reading(report):
     assert "direct kernel time (µs)" in header
     col = header.index("direct kernel time (µs)") + 1
     v = ws.cell(row=2, column=col)
-    assert isinstance(v.value, float) and v.number_format == "0.000"
+    assert isinstance(v.value, float) and v.number_format == "#,##0.000"
     for ws in wb.worksheets:
         for row in ws.iter_rows(values_only=True):
             for x in row:
@@ -107,7 +107,7 @@ def test_summary_forced_in_a_pipe_and_file_mode(tmp_path):
     r = run("analyze", str(TRACE), "-o", str(out), "--summary")
     assert r.returncode == 0, r.stderr.decode()
     text = r.stdout.decode()
-    assert "gpu_timeline" in text and "unified_perf_summary" in text and "aten::mm" in text
+    assert "GPU timeline" in text and "unified_perf_summary" in text and "aten::mm" in text
     import os
     import stat
     mode = stat.S_IMODE(os.stat(out).st_mode)
@@ -118,8 +118,8 @@ def test_notes_sheet_names_source_spec_and_rank(tmp_path):
     out = tmp_path / "r.xlsx"
     r = run("analyze", str(FIX / "vllm_decode_graph.json.gz"), "-o", str(out), "-q")
     assert r.returncode == 0, r.stderr.decode()
-    notes = [row[0] for row in load_workbook(out)["notes"].iter_rows(values_only=True)]
-    text = "\n".join(str(n) for n in notes)
+    notes = [": ".join(map(str, row)) for row in load_workbook(out)["notes"].iter_rows(values_only=True)]
+    text = "\n".join(notes)
     assert "vllm_decode_graph.json.gz" in text
     assert "AMD Instinct MI300X" in text            # spec detected although the name is empty
     assert "rank 0 of 1" in text

@@ -1,0 +1,168 @@
+"""The HTML report: one self-contained offline file (``perfreport analyze --html FILE``).
+
+Sections: source and GPU spec, the coverage statement, the roofline chart (inline SVG from
+:mod:`perfreport.writers.roofline_svg`), the GPU timeline breakdown, a sortable table of the top
+rows of ``unified_perf_summary``, and the notes. No external resource of any kind: a
+Content-Security-Policy of ``default-src 'none'`` in the page makes any load an error that a
+browser reports (the browser test checks there is none). The only script is the ~30-line
+table sorter below.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from perfreport.writers import numfmt
+from perfreport.writers.atomic import atomic_path
+from perfreport.writers.roofline_svg import escape as esc
+from perfreport.writers.roofline_svg import roofline_svg
+from perfreport.writers.summary import coverage_line, gpu_breakdown, spec_facts, top_rows
+
+TOP = 50
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+
+STYLE = """
+body{font-family:sans-serif;margin:24px;color:#222;max-width:1400px}
+h1{font-size:20px} h2{font-size:16px;margin-top:28px}
+table{border-collapse:collapse;font-size:13px}
+th,td{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left;white-space:nowrap}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#ddebf7;position:sticky;top:0}
+#top th{cursor:pointer} #top th[aria-sort=ascending]::after{content:" ▲"}
+#top th[aria-sort=descending]::after{content:" ▼"}
+td.name{max-width:520px;overflow:hidden;text-overflow:ellipsis}
+.coverage{background:#f6f6f6;border-left:4px solid #4e79a7;padding:8px 12px}
+.bar{display:flex;height:22px;width:900px;border:1px solid #999}
+.bar div{height:100%} .muted{color:#666}
+"""
+
+SCRIPT = """
+(function(){
+  var t=document.getElementById('top');
+  if(t){
+    var ths=t.tHead.rows[0].cells;
+    for(var i=0;i<ths.length;i++){(function(i){
+      ths[i].addEventListener('click',function(){
+        var asc=ths[i].getAttribute('aria-sort')==='descending';
+        for(var j=0;j<ths.length;j++){ths[j].removeAttribute('aria-sort');}
+        ths[i].setAttribute('aria-sort',asc?'ascending':'descending');
+        var b=t.tBodies[0], rs=Array.prototype.slice.call(b.rows);
+        rs.sort(function(a,c){
+          var x=a.cells[i].getAttribute('data-v'), y=c.cells[i].getAttribute('data-v');
+          var r;
+          if(x!==null&&y!==null){r=parseFloat(x)-parseFloat(y);}
+          else{r=a.cells[i].textContent.localeCompare(c.cells[i].textContent);}
+          return asc?r:-r;
+        });
+        rs.forEach(function(r){b.appendChild(r);});
+      });
+    })(i);}
+  }
+  document.documentElement.setAttribute('data-ready','1');
+})();
+"""
+
+# (row key, header, formatter or None for text)
+TABLE = [("name", "name", None), ("category", "category", None), ("shape", "shape", None),
+         ("count", "count", numfmt.count), ("time", "GPU time", numfmt.time_us),
+         ("share", "share", numfmt.pct), ("roofline", "roofline %", numfmt.pct),
+         ("bound", "bound", None), ("tflops", "TFLOP/s", numfmt.number),
+         ("tbps", "TB/s", numfmt.number), ("ai", "FLOP/byte", numfmt.number),
+         ("flags", "flags", None)]
+
+
+def top_table(rows) -> str:
+    cols = [c for c in TABLE if any(r.get(c[0]) not in (None, "") for r in rows)]
+    out = ['<table id="top"><thead><tr><th>#</th>']
+    out += [f"<th>{esc(h)}</th>" for _, h, _ in cols]
+    out.append("</tr></thead><tbody>")
+    for i, r in enumerate(rows, 1):
+        cells = [f'<td class="n" data-v="{i}">{i}</td>']
+        for k, _, f in cols:
+            v = r.get(k)
+            if f is None:
+                cls = ' class="name"' if k == "name" else ""
+                title = f' title="{esc(v)}"' if k in ("name", "shape") and v else ""
+                cells.append(f"<td{cls}{title}>{esc(v)}</td>")
+            elif isinstance(v, (int, float)) and not isinstance(v, bool):
+                cells.append(f'<td class="n" data-v="{float(v)!r}">{esc(f(v))}</td>')
+            else:
+                cells.append('<td class="n" data-v="-1e300"></td>')
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+_TL = [("computation", "#4e79a7"), ("exposed comm", "#e15759"), ("exposed memcpy", "#f28e2b"),
+       ("idle", "#dddddd")]
+
+
+def timeline_html(report) -> str:
+    devs = gpu_breakdown(report)
+    if not devs:
+        return "<p>The trace has no GPU events.</p>"
+    out = ['<table><thead><tr><th>GPU</th><th>total</th>']
+    out += [f"<th>{k}</th>" for k, _ in _TL] + ["<th>busy</th></tr></thead><tbody>"]
+    bars = []
+    for dev, d in devs:
+        total = d.get("total") or 0.0
+        cells = [f"<td>{esc(dev)}</td>", f'<td class="n">{numfmt.time_us((d.get("total") or 0) * 1e3)}</td>']
+        segs = []
+        for k, c in _TL + [("busy", "")]:
+            ms = d.get(k) or 0.0
+            p = 100.0 * ms / total if total else 0.0
+            cells.append(f'<td class="n">{numfmt.time_us(ms * 1e3)} ({numfmt.pct(p)})</td>')
+            if c and p > 0:
+                segs.append(f'<div style="width:{p:.3f}%;background:{c}" title="{esc(k)}: '
+                            f'{numfmt.time_us(ms * 1e3)} ({numfmt.pct(p)})"></div>')
+        out.append("<tr>" + "".join(cells) + "</tr>")
+        bars.append(f'<p>GPU {esc(dev)}</p><div class="bar">{"".join(segs)}</div>')
+    out.append("</tbody></table>")
+    legend = " ".join(f'<span style="color:{c}">■</span> {k}' for k, c in _TL)
+    return "\n".join(out) + "\n" + "\n".join(bars) + f'\n<p class="muted">{legend}</p>'
+
+
+def html_text(report, top: int = TOP) -> str:
+    rows = top_rows(report, None)
+    cov = coverage_line(report)
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+             f"<title>perfreport: {esc(report.source)}</title><style>{STYLE}</style></head><body>",
+             f"<h1>perfreport: {esc(report.source)}</h1>",
+             f"<p>{esc(report.arch_msg)}</p>"]
+    if cov:
+        parts.append(f'<p class="coverage" id="coverage">{esc(cov)}</p>')
+    parts.append("<h2>Roofline</h2>")
+    parts.append('<p class="muted">One point per row of unified_perf_summary with FLOPs and bytes: '
+                 "x = FLOP/byte of one call, y = achieved TFLOP/s (mean over calls), area ∝ GPU "
+                 "time; lines: memory bandwidth × FLOP/byte and the compute peak of each precision "
+                 "the rows use. Hover a point for its row.</p>")
+    parts.append(roofline_svg(rows, report.spec))
+    parts.append("<h2>GPU timeline</h2>")
+    parts.append(timeline_html(report))
+    shown = rows[:top]
+    parts.append(f"<h2>Top {len(shown)} of {len(rows)} rows by GPU time</h2>")
+    parts.append('<p class="muted">Click a header to sort. Full table: the workbook\'s '
+                 "unified_perf_summary sheet.</p>")
+    parts.append(top_table(shown) if shown else "<p>No rows.</p>")
+    parts.append("<h2>GPU spec</h2><table><tbody>")
+    parts += [f"<tr><td>{esc(a)}</td><td>{esc(b)}</td></tr>" for a, b in spec_facts(report.spec)]
+    parts.append("</tbody></table><h2>Notes</h2><ul>")
+    seen = set()
+    for n in list(report.notes) + [n for s in report.sheets for n in s.notes]:
+        if n not in seen:
+            seen.add(n)
+            parts.append(f"<li>{esc(n)}</li>")
+    parts.append(f"</ul><script>{SCRIPT}</script></body></html>\n")
+    return "\n".join(parts)
+
+
+def write_html(report, path: str | Path, top: int = TOP) -> Path:
+    """Write the page atomically to ``path``; returns the path."""
+    text = html_text(report, top)
+    with atomic_path(path, suffix=".html") as tmp:
+        Path(tmp).write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+__all__ = ["CSP", "html_text", "top_table", "write_html"]

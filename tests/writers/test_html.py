@@ -1,0 +1,81 @@
+"""HTML report: one offline file, roofline points and ceilings, timeline, sortable table."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import perfreport
+from perfreport.report import Report
+from perfreport.specs import load_arch
+from perfreport.tables.sheet import Sheet
+from perfreport.writers.html import html_text
+from perfreport.writers.roofline_svg import ceilings, points
+from perfreport.writers.summary import unified_rows
+from tests.conftest import FIX
+
+
+@pytest.fixture(scope="module")
+def h100():
+    return perfreport.analyze(FIX / "h100_qwen_0.5b.json.gz")
+
+
+@pytest.fixture(scope="module")
+def page(h100, tmp_path_factory):
+    p = tmp_path_factory.mktemp("html") / "r.html"
+    h100.to_html(p)
+    return p.read_text(encoding="utf-8")
+
+
+def test_self_contained(page):
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    assert not re.search(r"\b(src|href)\s*=", page)          # nothing to load
+    assert "http://" not in page and "https://" not in page.split("<h2>GPU spec</h2>")[0]
+    assert len(page) < 400_000
+
+
+def test_one_point_per_row_with_flops_and_bytes(h100, page):
+    rows = unified_rows(h100)
+    placed = points(rows)
+    assert len(placed) == page.count('<circle class="pt"')
+    assert 10 < len(placed) < len(rows)                  # unlinked kernels have no model: left out
+    mm = next(r for r in placed if r["name"] == "aten::mm")
+    assert "aten::mm" in page and f"FLOP/byte: " in page
+    assert mm["ai"] > 100                                 # a GEMM is far right of the elementwise ops
+
+
+def test_ceilings_of_the_precisions_used(h100, page):
+    c = dict(ceilings(h100.spec, points(unified_rows(h100))))
+    assert c["matrix_bf16"] == 989.4                       # H100 SXM dense BF16
+    # memory line + one flat line per precision
+    assert page.count('class="ceiling"') == 1 + len(c)
+    # ridge of BF16 on H100 SXM: 989.4 TFLOP/s / 3.35 TB/s = 295.3 FLOP/byte
+    assert "ridge at 295 FLOP/byte" in page
+
+
+def test_timeline_and_table(h100, page):
+    assert "<h2>GPU timeline</h2>" in page and "45.6 ms (92%)" in page    # computation 45.645 ms of 49.653
+    body = page.split('<table id="top">')[1].split("</table>")[0]
+    assert body.count("<tr>") == 1 + 50                     # header + top 50 rows
+    assert 'data-v="4055.251"' in body                       # aten::mm time sum, sortable by value
+    assert "document.documentElement.setAttribute('data-ready','1')" in page
+
+
+def test_text_is_escaped_and_coverage_shown():
+    sh = Sheet("unified_perf_summary", ["name", "category", "time sum (µs)", "percent (%)", "FLOP/byte",
+                                        "TFLOP/s mean", "count"],
+               [["<script>alert(1)</script>\x07", "GEMM", 10.0, 100.0, 50.0, 5.0, 1]])
+    r = Report(source="a<b>.json", sheets=[sh], notes=["n & m"], spec=load_arch("h100"),
+               arch_msg="GPU spec: x")
+    r.coverage = type("C", (), {"text": lambda self: "coverage: 100% modelled"})()
+    t = html_text(r)
+    assert "<script>alert" not in t and "&lt;script&gt;alert(1)&lt;/script&gt; " in t
+    assert "\x07" not in t
+    assert 'id="coverage">coverage: 100% modelled<' in t
+    assert "a&lt;b&gt;.json" in t and "n &amp; m" in t
+
+
+def test_no_modelled_rows_says_so():
+    sh = Sheet("unified_perf_summary", ["name", "time sum (µs)"], [["x", 1.0]])
+    t = html_text(Report(source="s", sheets=[sh], notes=[]))
+    assert "nothing to place on a roofline" in t
