@@ -13,7 +13,7 @@ from perfreport.writers.column_docs import columns_rows
 from tests.conftest import FIX
 
 FIXTURES = ["h100_qwen_0.5b.json.gz", "vllm_decode_graph.json.gz", "inference_aiter_paged_attention_v1.json.gz",
-            "cpu_block.json.gz", "mi300_qwen_0.5b.json.gz"]
+            "cpu_block.json.gz", "mi300_qwen_0.5b.json.gz", "serving_moe.json.gz", "sglang_decode.json.gz"]
 
 
 @pytest.fixture(scope="module")
