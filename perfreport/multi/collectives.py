@@ -67,9 +67,12 @@ def _arg(a, key: str):
 
 
 def extract_calls(tree) -> list[dict]:
-    """One dict per collective call of this trace, in start order (outermost
-    ``record_param_comms`` of a nest only). Times are the trace's own µs."""
+    """One dict per collective call of this trace, in start order: the outermost
+    ``record_param_comms`` op of a nest with its subtree's kernels, and every NCCL/RCCL kernel
+    carrying collective fields that no such op launched (GPU-only traces, graph replays).
+    Times are the trace's own µs."""
     calls = []
+    claimed: set = set()
     for o in tree.ops_named(COMM_OP):
         if o.cat != CPU_OP or "Collective name" not in o.args:
             continue
@@ -79,6 +82,8 @@ def extract_calls(tree) -> list[dict]:
         ks = o.subtree_kernels()
         c = {k: _arg(a, k) for k in FIELDS}
         c["cpu_ts"] = o.ts
+        claimed.update(k.uid for k in ks)
+        c["source"] = COMM_OP
         if ks:
             c["start"] = min(k.ts for k in ks)
             c["end"] = max(k.end for k in ks)
@@ -88,6 +93,16 @@ def extract_calls(tree) -> list[dict]:
             c["start"] = c["end"] = c["kernel_time"] = None
             c["kernel"] = ""
         calls.append(c)
+    comm = getattr(tree, "gpu_comm_args", None) or {}
+    if len(claimed) < len(comm):
+        for g in tree.gpu:
+            a = comm.get(g.uid)
+            if a is None or g.uid in claimed:
+                continue
+            c = {k: _arg(a, k) for k in FIELDS}
+            c.update(cpu_ts=g.ts, start=g.ts, end=g.end, kernel_time=float(g.dur), kernel=g.name,
+                     source="kernel")
+            calls.append(c)
     calls.sort(key=lambda c: (c["start"] if c["start"] is not None else c["cpu_ts"], c["cpu_ts"]))
     by_pg: dict = {}
     for c in calls:                  # the n-th call of each group, for traces without Seq

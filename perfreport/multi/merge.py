@@ -117,6 +117,10 @@ def collectives_sheet(ranked, link) -> Sheet:
               "max start; algbw = message size / transfer time; busbw = algbw x nccl-tests factor "
               "(all-reduce 2(n-1)/n; all-gather, reduce-scatter, all-to-all (n-1)/n; others 1)",
               f"link: {link[1]}" if link else "link: the GPU spec has no interconnect figure"]
+    from_kernels = sum(1 for _, _, r in ranked for c in r.calls if c.get("source") == "kernel")
+    if from_kernels:
+        notes.append(f"{from_kernels} calls (over all ranks) read from NCCL/RCCL kernel args: "
+                     "no record_param_comms op launched them")
     short = [r for r in rows if r["ranks seen"] < r["group size"]]
     if short:
         notes.append(f"{len(short)} calls were seen on fewer ranks than their group size "

@@ -58,7 +58,7 @@ def analyze_trace(path: str, opts: dict) -> RankResult:
     if opts.get("per_rank_dir"):
         if calls:
             cols = ["pg", "pg_desc", "seq", "collective", "dtype", "group_size", "in_nelems",
-                    "out_nelems", "cpu_ts", "start", "end", "kernel_time", "kernel"]
+                    "out_nelems", "cpu_ts", "start", "end", "kernel_time", "kernel", "source"]
             report.sheets.append(Sheet.from_records("collectives", calls, cols))
         d = Path(opts["per_rank_dir"])
         d.mkdir(parents=True, exist_ok=True)

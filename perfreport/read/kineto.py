@@ -48,6 +48,9 @@ class GpuArgs(msgspec.Struct, gc=False):
     device: int | None = None
     ext: int | None = msgspec.field(default=None, name="External id")
     nbytes: int | None = msgspec.field(default=None, name="bytes")
+    # NCCL/RCCL kernels carry their collective's fields (Kineto copies them from the
+    # record_param_comms op): only their presence is decoded here, see Collector.gpu_comm
+    coll: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Collective name")
 
 
 class RtArgs(msgspec.Struct, gc=False):
@@ -165,6 +168,7 @@ class Collector:
         self.c = CpuColumns()
         self.g = GpuColumns()
         self.gpu_annotations: list[GpuEvent] = []
+        self.gpu_comm: dict[int, dict] = {}        # GPU row -> args of a collective kernel
         self.flow_s = Flows()
         self.flow_f = Flows()
         self.names: list[str] = []                 # name code -> str
@@ -394,6 +398,13 @@ class Collector:
                                                  a.correlation, a.ext, a.nbytes))
             return
         row = len(g.ts)
+        if a.coll:
+            try:
+                d = _any(ev.args)
+            except msgspec.DecodeError:
+                d = None
+            if isinstance(d, dict):
+                self.gpu_comm[row] = d
         g.ts.append(ts)
         g.dur.append(dur)
         g.name.append(nc)

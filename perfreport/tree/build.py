@@ -157,6 +157,7 @@ def _build(raw: RawTrace) -> TraceTree:
     del lname, ints
     _link_records(ops, gobjs, linked, t_uid, s_uid)
     del linked, t_uid, s_uid
+    comm = {gobjs[row].uid: a for row, a in col.gpu_comm.items()}    # rows -> records, before the sort
     if ng:
         gts = _np(g.ts, np.float64)
         gobjs = [gobjs[i] for i in memoryview(np.argsort(gts, kind="stable"))]
@@ -167,6 +168,7 @@ def _build(raw: RawTrace) -> TraceTree:
     tree.process_labels = col.process_labels
     tree.thread_names = col.thread_names
     tree.n_events = col.n_events
+    tree.gpu_comm_args = comm
     if dup:
         tree.warnings.append(dup)
     return tree

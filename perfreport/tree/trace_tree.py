@@ -24,6 +24,8 @@ class TraceTree:
     * ``gpu_annotations``: ``gpu_user_annotation`` ranges (not counted as GPU work)
     * ``roots`` : top-level CPU events per (pid, tid)
     * ``unlinked``: GPU events no launch claims (still counted in the timeline)
+    * ``gpu_comm_args``: {GPU event uid: args} of the NCCL/RCCL kernels that carry their
+      collective's fields (``Collective name``, ``Seq`` ...; see perfreport.multi.collectives)
     * ``model_config``: the :class:`~perfreport.model_config.ModelConfig` given with
       ``--model-config`` (None without one); passes read it, models never do
     """
@@ -44,6 +46,7 @@ class TraceTree:
         self.n_events = 0
         self.graph_capture_summary: str | None = None
         self.model_config = None
+        self.gpu_comm_args: dict[int, dict] = {}
 
     def release(self) -> None:
         """Drop the records (parent/child links are cycles: collect them) once sheets are built."""
@@ -52,6 +55,7 @@ class TraceTree:
         self.gpu = []
         self.roots = []
         self.gpu_annotations = []
+        self.gpu_comm_args = {}
         self._by_name = None
         gc.collect()
 

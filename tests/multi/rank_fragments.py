@@ -15,10 +15,11 @@ BASE_NS = 1_700_000_000_000_000_000
 
 
 def fragment(rank: int, ranks: int, *, calls: int = 3, base_shift_ns: int = 0, seq: bool = True,
-             drop_call: int | None = None, extra_pg: bool = False) -> dict:
+             drop_call: int | None = None, extra_pg: bool = False, kernels_only: bool = False) -> dict:
     """One rank's trace: one compute kernel and ``calls`` all-reduces (scripts/make_rank_traces.py
     timing: rank r arrives at call i (3 + i % 3) * r µs after rank 0). ``base_shift_ns`` moves
-    this rank's baseTimeNanoseconds and shifts its ts back by the same amount (same instants)."""
+    this rank's baseTimeNanoseconds and shifts its ts back by the same amount (same instants).
+    ``kernels_only``: the collectives are only their NCCL kernels (fields in the kernel args)."""
     shift_us = base_shift_ns / 1000.0
     ev = [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10.0 - shift_us,
            "dur": 20.0, "args": {"External id": 1, "Input Dims": [[64, 64], [64, 64]],
@@ -33,6 +34,8 @@ def fragment(rank: int, ranks: int, *, calls: int = 3, base_shift_ns: int = 0, s
         e = dict(e, ts=e["ts"] - shift_us, args=dict(e["args"]))
         i = n // 3
         if drop_call is not None and i == drop_call:
+            continue
+        if kernels_only and e["cat"] != "kernel":      # no record_param_comms, no launch
             continue
         if not seq:
             e["args"].pop("Seq", None)

@@ -82,3 +82,14 @@ def test_busbw_factors_of_nccl_tests():
     for name in ("broadcast", "reduce", "send", "recv"):
         assert busbw_factor(name, 4) == 1.0
     assert busbw_factor("barrier", 4) is None
+
+
+def test_calls_read_from_kernel_args_without_record_param_comms(tmp_path):
+    write_fragments(tmp_path / "ops", 4)
+    write_fragments(tmp_path / "kernels", 4, kernels_only=True)
+    with_ops = _calls(analyze_ranks(str(tmp_path / "ops"), jobs=1))
+    rep = analyze_ranks(str(tmp_path / "kernels"), jobs=1)
+    cols = ["seq", "ranks seen", "start skew (µs)", "straggler rank", "transfer time (µs)",
+            "message size (B)", "busbw (GB/s)"]
+    assert [[r[c] for c in cols] for r in _calls(rep)] == [[r[c] for c in cols] for r in with_ops]
+    assert any("read from NCCL/RCCL kernel args" in n for n in rep.sheet("collectives").notes)
