@@ -16,22 +16,34 @@ def _node(fwd_name, fwd_args):
                            perf_meta={"forward": {"name": fwd_name, "args": fwd_args, "uid": 0}})
 
 
+_ADDMM = {"Input Dims": [[256], [64, 128], [128, 256], [], []],
+          "Input type": ["float", "float", "float", "Scalar", "Scalar"],
+          "Input Strides": [[1], [128, 1], [1, 128], [], []],
+          "Concrete Inputs": ["", "", "", "1", "1"]}
+
+
 def test_gemm_backward_hand_value():
     # forward addmm: bias[256] + x[64,128] @ w[128,256], fp32
-    # FLOPs = dA (2*64*256*128) + dB (2*64*256*128) + dbias (64*256) = 8,388,608 + 16,384 = 8,404,992
-    # bytes = 2*|C| + 2*|A| + 2*|B| + |bias| = 4*(2*64*256 + 2*64*128 + 2*128*256 + 256)
-    #       = 4*(32768 + 16384 + 65536 + 256) = 459,776
-    args = {"Input Dims": [[256], [64, 128], [128, 256], [], []],
-            "Input type": ["float", "float", "float", "Scalar", "Scalar"],
-            "Input Strides": [[1], [128, 1], [1, 128], [], []],
-            "Concrete Inputs": ["", "", "", "1", "1"]}
-    node = _node("aten::addmm", args)
+    # FLOPs = dA (2*64*256*128) + dB (2*64*256*128) = 8,388,608
+    # bytes = 2*|C| + 2*|A| + 2*|B| = 4*(2*64*256 + 2*64*128 + 2*128*256)
+    #       = 4*(32768 + 16384 + 65536) = 458,752
+    # (no aten::sum inside the node: the bias gradient is the aten::sum beside it)
+    node = _node("aten::addmm", _ADDMM)
     assert model_for_op(node.name, node.perf_meta) is BackwardOfForward
     m = BackwardOfForward(node)
     assert m.category == "GEMM_bwd"
-    assert m.flops() == 8_404_992
-    assert m.bytes() == 459_776
+    assert m.flops() == 8_388_608
+    assert m.bytes() == 458_752
     assert m.compute_spec() == "matrix_fp32"
+
+
+def test_gemm_backward_counts_the_bias_gradient_reduced_inside_it():
+    node = _node("aten::addmm", _ADDMM)
+    inner = SimpleNamespace(name="aten::sum")
+    node.walk = lambda: iter([node, inner])
+    m = BackwardOfForward(node)
+    # + dbias = Σ_M dC: 64*256 = 16,384 adds -> 8,404,992; + |bias| written 4*256 -> 459,776
+    assert (m.flops(), m.bytes()) == (8_404_992, 459_776)
 
 
 def test_sdpa_backward_is_2_5x_forward():

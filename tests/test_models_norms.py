@@ -51,8 +51,13 @@ def test_inplace_fused_add_rms_norm():
 def test_layer_norm():
     m = norms.LayerNorm(op("aten::native_layer_norm", [[2, 10, 32], [], [32], [32], []],
                            [F32, "ScalarList", F32, F32, "Scalar"], ["", "[32]", "", "", "1e-05"]))
-    # numel 640, 20 rows: (5 + 2)·640 + 3·20 = 4540; bytes 2·2560 + 2·128 = 5376
-    assert (m.flops(), m.bytes(), m.category) == (4540, 5376, "Norm_fwd")
+    # numel 640, 20 rows: (5 + 2)·640 + 3·20 = 4540; bytes x + y 2·2560 + w, b 2·128
+    # + saved mean and rstd, fp32 per row: 2·20·4 = 160 -> 5376 + 160 = 5536
+    assert (m.flops(), m.bytes(), m.category) == (4540, 5536, "Norm_fwd")
+    h = norms.LayerNorm(op("aten::layer_norm", [[4, 64], [], [], [], []],
+                           [BF16, "ScalarList", "", "", "Scalar"], ["", "[64]", "", "", "1e-05"]))
+    # bf16, no affine, 4 rows: x + y 2·256·2 = 1024, mean/rstd at fp32 2·4·4 = 32 -> 1056
+    assert h.bytes() == 1056
 
 
 def test_group_and_batch_norm():

@@ -8,9 +8,12 @@ takes its whole subtree (all the kernels of its backward) in the unified table.
 
 Rules (per forward family):
 * GEMM, C = A·B (+bias): backward computes dA = dC·Bᵀ and dB = Aᵀ·dC, each 2·B·M·N·K FLOPs
-  -> FLOPs = 4·B·M·N·K (+ B·M·N adds for d(bias) = Σ_M dC when there is a bias).
-  Bytes: dA reads dC and B, writes dA; dB reads A and dC, writes dB
-  -> 2·|C| + 2·|A| + 2·|B| (+ |bias| written), each at its dtype.
+  -> FLOPs = 4·B·M·N·K. Bytes: dA reads dC and B, writes dA; dB reads A and dC, writes dB
+  -> 2·|C| + 2·|A| + 2·|B|, each at its dtype. The bias gradient d(bias) = Σ_M dC
+  (B·M·N adds, |bias| written) is counted once: autograd usually reduces it in an
+  ``aten::sum`` beside the node (under the same ``evaluate_function``), which has its own
+  row and model; only when that ``aten::sum`` is inside the node's subtree (its kernels are
+  then the node's) does the node count it.
 * Attention (SDPA / flash forward): FLOPs = 2.5 x forward (FlashAttention-2, Dao 2023, §3.1:
   the backward does 5 matmuls of the forward's 2, recomputing S = QKᵀ); bytes: read Q, K, V,
   O, dO and write dQ, dK, dV -> 2·(|Q| + |K| + |V|) + 2·|O|.
@@ -38,6 +41,12 @@ def _no_lookup(name: str):
     raise ModelError(f"no op registry installed to find the model of {name}")
 
 
+def _sums_inside(op) -> bool:
+    """Whether an ``aten::sum`` (the bias-gradient reduction) runs inside ``op``'s subtree."""
+    walk = getattr(op, "walk", None)
+    return walk is not None and any(o.name == "aten::sum" for o in walk() if o is not op)
+
+
 class BackwardOfForward(PerfModel):
     """Backward of a linked forward op. ``resolve_forward(name) -> model class`` is set by
     :mod:`perfreport.models.registry` (which imports this module, never the reverse)."""
@@ -57,6 +66,8 @@ class BackwardOfForward(PerfModel):
         self.fwd = cls(SimpleNamespace(name=fwd["name"], args=fwd["args"], perf_meta=MappingProxyType({})))
         self.is_gemm = isinstance(self.fwd, Gemm)
         self.category = ("GEMM" if self.is_gemm else "SDPA") + "_bwd"
+        # the bias gradient is this node's only when its reduction runs inside it
+        self.bias_grad = self.is_gemm and self.fwd.bias is not None and _sums_inside(op)
 
     def params(self) -> dict:
         return {"forward op": self.op.perf_meta["forward"]["name"], **self.fwd.params()}
@@ -65,7 +76,7 @@ class BackwardOfForward(PerfModel):
         f = self.fwd
         if self.is_gemm:
             fl = 4.0 * f.batch * f.M * f.N * f.K
-            if f.bias is not None:
+            if self.bias_grad:
                 fl += f.batch * f.M * f.N
             return fl
         return 2.5 * f.fwd_flops()
@@ -74,7 +85,7 @@ class BackwardOfForward(PerfModel):
         f = self.fwd
         if self.is_gemm:
             c = f.batch * f.M * f.N * bytes_per_element(f.out_dtype)
-            bias = f.bias.nbytes if f.bias is not None else 0
+            bias = f.bias.nbytes if self.bias_grad else 0
             return 2 * c + 2 * f.a.nbytes + 2 * f.b.nbytes + bias
         return 2 * (f.q.nbytes + f.k.nbytes + f.v.nbytes) + 2 * f.out_bytes()
 

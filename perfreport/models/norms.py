@@ -8,7 +8,11 @@ RMSNorm  y = x / sqrt(mean(x²) + eps) · w   (optionally fused with a residual 
   dtype. The per-row fp32 rstd that ``aten::_fused_rms_norm`` saves is not counted (1/hidden).
 LayerNorm / GroupNorm  y = (x − mean)/sqrt(var + eps) · w + b:
   FLOPs = 5·numel (sum, subtract, square, accumulate, scale) + numel per affine tensor
-  (w, b) + 3 per normalised group (two divides, rsqrt). Bytes = x + y + w + b.
+  (w, b) + 3 per normalised group (two divides, rsqrt). Bytes = x + y + w + b; LayerNorm
+  also writes the mean and rstd it saves for the backward, one each per row in the
+  accumulation dtype (``native_layer_norm`` returns (out, mean, rstd), mean/rstd of shape
+  [M] at fp32 for 16/32-bit inputs and fp64 for fp64: PyTorch native_functions.yaml and
+  aten/src/ATen/native/cuda/layer_norm_kernel.cu) -> + 2·rows·4 bytes (8 for fp64).
 BatchNorm: FLOPs = 4·numel at inference (subtract running mean, scale, ·w, +b) and 7·numel
   when training (+ sum, square, accumulate for the batch statistics). Bytes = x + y + the
   per-channel tensors (w, b, running mean/var).
@@ -153,6 +157,10 @@ class LayerNorm(_Norm):
         if not ns or self.x.numel % prod(ns):
             raise ModelError(f"{op.name}: normalized_shape {ns} does not fit the input")
         self._finish(self.x.numel // prod(ns), [tensor_opt(op, 2), tensor_opt(op, 3)])
+
+    def bytes(self) -> float:
+        stat = 8 if bytes_per_element(self.x.dtype) == 8 else 4     # saved mean, rstd
+        return super().bytes() + 2 * self.groups * stat
 
 
 class GroupNorm(_Norm):

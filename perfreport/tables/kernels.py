@@ -10,8 +10,9 @@ from functools import partial
 
 import numpy as np
 
-from perfreport.tables.op_times import gpu_time
-from perfreport.tables.ops import UNLINKED, category
+from perfreport.events import CPU_OP
+from perfreport.tables.op_times import LAUNCH, gpu_time
+from perfreport.tables.ops import UNLINKED, category, kernel_category
 from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list
 
 
@@ -22,6 +23,8 @@ def _parent(g):
     op = g.op
     if op is None:
         return (UNLINKED, "unlinked") if g.launcher is None else (g.owner.name, "runtime (no op)")
+    if op.cat != CPU_OP and op.cat not in LAUNCH:     # an annotation says where, not what
+        return op.name, kernel_category(g, op.name)
     return op.name, category(op)
 
 

@@ -8,13 +8,15 @@ the ``(unlinked GPU events)`` row closes the sum to 100%.
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 import numpy as np
 
-from perfreport.events import CPU_OP, DRIVER, RUNTIME
+from perfreport.events import CPU_OP, DRIVER, MEMCPY, MEMSET, RUNTIME
 from perfreport.models.registry import category_of
 from perfreport.tables.op_times import OpTimes, gpu_time, kernel_time
+from perfreport.tables.timeline import is_comm_name
 from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list, rank
 
 UNLINKED = "(unlinked GPU events)"
@@ -31,12 +33,57 @@ def _op_rows(tree, times: OpTimes):
             yield o
 
 
-def category(o) -> str:
+# annotations that wrap a torch.compile / Inductor graph: their kernels are generated code
+COMPILED_RX = re.compile(r"CompiledFxGraph|Torch-Compiled Region|CompiledFunction|"
+                         r"compiled_fx_graph|inductor", re.I)
+
+
+def kernel_category(g, around: str) -> str:
+    """What a GPU event launched directly inside annotation ``around`` is: ``memcpy``
+    (copies, memsets), ``comm`` (NCCL/RCCL collectives), ``graph replay`` (launched by a graph
+    launch: no shapes), ``compiled`` (inside a compiled-graph annotation, or a Triton kernel),
+    else ``other``. Never ``user_annotation``: the annotation says where, not what."""
+    if g.cat in (MEMCPY, MEMSET):
+        return "memcpy"
+    if is_comm_name(g.name):
+        return "comm"
+    if "GraphLaunch" in (g.launch_name or ""):
+        return "graph replay"
+    if COMPILED_RX.search(around) or g.name.startswith("triton_"):
+        return "compiled"
+    return "other"
+
+
+def annotation_units(o, kernels=None) -> list[tuple[str, str, list]]:
+    """(row name, category, kernels) for the direct kernels of an annotation (or python
+    frame), or those of them in ``kernels``: split by :func:`kernel_category`; each compiled kernel is a unit of its own,
+    named after the kernel (the annotation's name says only which graph ran)."""
+    units: dict = {}
+    out = []
+    for k in (o.kernels if kernels is None else kernels) or ():
+        c = kernel_category(k, o.name)
+        if c == "compiled":
+            out.append((k.name, c, [k]))
+        else:
+            units.setdefault(c, []).append(k)
+    return [(o.name, c, ks) for c, ks in units.items()] + out
+
+
+def category(o, kernels=None) -> str:
+    """The category of ``o``'s row: the registry's for a cpu_op; for an annotation, what its
+    direct kernels (or ``kernels``) are, by most time (:func:`kernel_category`)."""
     if o.cat in (RUNTIME, DRIVER):
         return "runtime (no op)"
-    if o.cat != CPU_OP:
+    if o.cat == CPU_OP:
+        return category_of(o.name)
+    ks = o.kernels if kernels is None else kernels
+    if not ks:
         return o.cat
-    return category_of(o.name)
+    t: dict = {}
+    for k in ks:
+        c = kernel_category(k, o.name)
+        t[c] = t.get(c, 0.0) + k.stream_time
+    return max(t, key=t.get)
 
 
 def ops_summary(tree, times: OpTimes) -> Sheet:

@@ -24,7 +24,7 @@ from perfreport.models.registry import model_for_op
 from perfreport.tables.coverage import (GRAPH_CATEGORY, coverage_note, graph_reason,
                                        is_graph_launch, split_graph_kernels)
 from perfreport.tables.op_times import kernel_time
-from perfreport.tables.ops import KernelAcc, category
+from perfreport.tables.ops import KernelAcc, annotation_units, category
 from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list, rank
 
 LAUNCH = (RUNTIME, DRIVER)
@@ -80,8 +80,11 @@ def collect_units(tree):
                 continue
             if o.kernels:
                 own, graphs = split_graph_kernels(o.kernels)   # a graph's kernels: its own row
-                if own:
+                if own and o.cat == CPU_OP:
                     yield o, o.name, own, None
+                elif own:  # annotation: one unit per kind of kernel (comm, compiled ...)
+                    for name, _, ks in annotation_units(o, own):
+                        yield o, name, ks, None
                 for launch, ks in graphs:
                     yield launch, launch.name, ks, None
             if o.children:
@@ -105,7 +108,8 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
                 ev = cache[k] = Eval(cls, op)
             gkey = (name, id(op.args), repr(ev.params), ev.reason)
         else:
-            gkey = (name, id(op.args) if op is not None else 0, None, None)
+            gkey = (name, id(op.args) if op is not None else 0, None,
+                    "unlinked" if op is None else None if op.cat == CPU_OP else category(op, ks))
         grp = groups.get(gkey)
         if grp is None:                  # [first op, eval, times, kernel accumulator]
             grp = groups[gkey] = [op, ev, [], KernelAcc()]
@@ -117,13 +121,13 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
         if g.launcher is None:
             first_gpu_ts.setdefault(f"(unlinked) {g.name}", g.ts)
     rows = []
-    for (name, _, _, _), (op0, ev, times_, kacc) in groups.items():
+    for (name, _, _, ucat), (op0, ev, times_, kacc) in groups.items():
         t = np.array(times_)
         a = op0.args if op0 is not None else {}
         graph = ev is None and is_graph_launch(op0)
         r = {"name": name,
              "category": ev.category if ev else (GRAPH_CATEGORY if graph else
-                                                 category(op0) if op0 is not None else "unlinked"),
+                                                 ucat or category(op0)),
              "perf model": ev.model if ev else "",
              "reason": ev.reason if ev else (graph_reason(tree) if graph else ""),
              "input dims": fmt_dims(a.get("Input Dims")), "input types": fmt_list(a.get("Input type")),
