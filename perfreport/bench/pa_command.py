@@ -2,8 +2,13 @@
 
 ``register(app)`` adds the command to a typer app. Exit codes: 0 ok; 1 a backend failed its
 correctness check (or crashed); 2 bad arguments (one line on stderr, no traceback).
-Tables go to stderr (rich); ``--json`` writes the rows to stdout; ``--csv FILE`` is written
-atomically (temp file, then rename).
+Tables go to stderr (rich, fits 120 columns: :mod:`perfreport.bench.pa_table`); ``--json``
+writes the rows to stdout; ``--csv FILE`` is written row by row (each case's rows as soon as they
+are measured, into ``.FILE.partial``, renamed to FILE at the end: :mod:`perfreport.bench.pa_csv`).
+Checked before anything is allocated (exit 2, one line): every flag's values, ``--csv`` and
+``--trace`` targets (missing, read-only or non-directory parent, an existing directory, a
+non-regular file), and the memory each case needs (:mod:`perfreport.bench.pa_memory`) against the
+free device memory (or the host's available RAM on the CPU).
 
 Defaults reproduce the seed's table on a GPU (batch 32, query length 4, 16:1 GQA, Dk 192,
 Dv 128 and 192, page 64, contexts 16K and 64K, BF16 and FP8). Without a GPU the defaults shrink
@@ -11,11 +16,8 @@ to a smoke run (contexts 300 and 1K, batch 2, torch backend) and times are CPU t
 """
 from __future__ import annotations
 
-import csv
 import json
-import os
 import sys
-import tempfile
 from typing import Optional
 
 import typer
@@ -25,7 +27,7 @@ from perfreport.bench import sizes
 COLUMNS = ["context", "batch", "q_len", "q_heads", "kv_heads", "head_dim", "v_head_dim", "page",
            "kv_dtype", "layout", "backend", "partitions", "median_us", "p10_us", "p90_us", "bytes",
            "tb_s", "roofline_us", "pct_roofline", "max_err", "speedup", "clock", "status", "note",
-           "trace_us", "trace_pct_roofline", "trace_wall_us"]
+           "trace_us", "trace_pct_roofline", "trace_wall_us", "spread", "impl_bytes", "impl_roofline_us"]
 GPU_DEFAULTS = dict(context="16k,64k", batch="32", backend="triton,torch,aiter,flydsl,vllm,flashinfer")
 CPU_DEFAULTS = dict(context="300,1k", batch="2", backend="torch")
 
@@ -58,7 +60,7 @@ def build_cases(context, batch, query_len, q_heads, kv_heads, head_dim, v_head_d
         pages = sizes.parse_int_list(page_size, "--page-size", minimum=16)
         kvs = sizes.parse_choice_list(kv_dtype, "--kv-dtype", {"bf16": "bf16", "bfloat16": "bf16",
                                                                 "fp8": "fp8", "fp8_e4m3": "fp8"})
-        lays = sizes.parse_choice_list(layout, "--layout", {"nhd": "NHD", "5d": "5D"})
+        lays = sizes.parse_choice_list(layout, "--layout", {"nhd": "NHD", "5d": "5D", "5dv": "5DV"})
     except ValueError as exc:
         raise BadArgs(str(exc)) from None
     for p in pages:
@@ -68,64 +70,49 @@ def build_cases(context, batch, query_len, q_heads, kv_heads, head_dim, v_head_d
     for ctx, b, q, hq, hkv, dk, dv, pg, kv, lay in product(ctxs, bs, qls, hqs, hkvs, dks, dvs, pages, kvs, lays):
         if hq % hkv:
             raise BadArgs(f"--q-heads {hq} is not divisible by --kv-heads {hkv}")
+        if q > ctx:
+            raise BadArgs(f"--query-len {q} exceeds --context {ctx} (the context includes the new tokens)")
         cases.append(PACase(context=ctx, batch=b, q_len=q, q_heads=hq, kv_heads=hkv, head_dim=dk,
                             v_head_dim=dv, page=pg, kv_dtype=kv, layout=lay))
     return cases
 
 
-def _fmt(v, nd=1):
-    if v is None or v == "":
-        return ""
-    if isinstance(v, float):
-        return f"{v:,.{nd}f}"
-    return str(v)
-
-
-def _ctx(n: int) -> str:
-    for unit, m in (("M", 1024 ** 2), ("K", 1024)):
-        if n % m == 0:
-            return f"{n // m}{unit}"
-    return str(n)
-
-
 def print_table(res, console) -> None:
-    from rich.table import Table
-    cpu = res.clock == "cpu" or res.device == "cpu"
-    title = (f"paged-attention decode on {res.device}"
-             + (f", roofline: {res.arch}" if res.arch else "") + (" — CPU TIMES" if cpu else ""))
-    t = Table(title=title)
-    heads = ["context", "batch", "q", "heads", "dims", "page", "KV", "layout", "backend", "parts",
-             "median µs", "p10", "p90", "MB moved", "TB/s", "roofline µs", "% roofline", "max err",
-             "speedup", "status"]
-    for h in heads:
-        t.add_column(h, justify="left" if h in ("KV", "layout", "backend", "status") else "right")
-    for r in res.rows:
-        t.add_row(_ctx(r["context"]), str(r["batch"]), str(r["q_len"]), f"{r['q_heads']}:{r['kv_heads']}",
-                  f"{r['head_dim']}/{r['v_head_dim']}", str(r["page"]), r["kv_dtype"], r["layout"],
-                  r["backend"], str(r["partitions"]), _fmt(r["median_us"]), _fmt(r["p10_us"]),
-                  _fmt(r["p90_us"]), _fmt(r["bytes"] / 1e6 if r["bytes"] else None),
-                  _fmt(r["tb_s"], 3), _fmt(r["roofline_us"]), _fmt(r["pct_roofline"]),
-                  _fmt(r["max_err"], 4) if r["max_err"] is not None else "",
-                  _fmt(r["speedup"], 2), r["status"] + (f" ({r['note']})" if r["note"] else ""))
-    console.print(t)
-    for n in res.notes:
-        console.print(f"note: {n}", highlight=False)
+    from perfreport.bench.pa_table import print_table as _print
+    _print(res, console)
 
 
 def write_csv(path: str, rows: list[dict]) -> None:
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".bench-pa-", suffix=".csv", dir=d)
+    """All rows at once (row by row through :class:`perfreport.bench.pa_csv.RowWriter`)."""
+    from perfreport.bench.pa_csv import RowWriter
+    w = RowWriter(path, COLUMNS)
+    ok = False
     try:
-        with os.fdopen(fd, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
-            w.writeheader()
-            for r in rows:
-                w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in COLUMNS})
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        for r in rows:
+            w.write(r)
+        ok = True
+    finally:
+        w.close(ok)
+
+
+def check_targets(csv_path, trace, arch) -> None:
+    """--csv / --trace usable (and not an input): BadInput with one line otherwise."""
+    from perfreport.writers.targets import check_outputs, input_files
+    targets = [t for t in (csv_path, trace) if t]
+    if targets:
+        check_outputs(targets, None, input_files("-", arch=arch))
+
+
+def check_memory(cases, names, partitions, on_gpu: bool) -> None:
+    from perfreport.bench.pa_memory import available_bytes, case_bytes, gib
+    avail, what = available_bytes(on_gpu)
+    if avail is None:
+        return
+    for c in cases:
+        need = case_bytes(c, names, partitions)
+        if need > avail:
+            raise BadArgs(f"context {c.context} batch {c.batch} q_len {c.q_len} {c.kv_dtype} needs about "
+                          f"{gib(need)}, more than the {gib(avail)} {what}")
 
 
 def _bad(msg: str):
@@ -147,7 +134,7 @@ def register(app: typer.Typer) -> None:
         v_head_dim: str = typer.Option("128,192", "--v-head-dim", help="V/output head dim"),
         page_size: str = typer.Option("64", "--page-size", help="Tokens per KV page (16, 64, ...)"),
         kv_dtype: str = typer.Option("bf16,fp8", "--kv-dtype", help="KV cache dtype: bf16, fp8"),
-        layout: str = typer.Option("nhd", "--layout", help="KV layout: nhd or 5d (list allowed)"),
+        layout: str = typer.Option("nhd", "--layout", help="KV layout: nhd, 5d, or 5dv (5D with vectorized 5D V); list allowed"),
         backend: Optional[str] = typer.Option(None, "--backend", help="triton,torch,aiter,flydsl,vllm,flashinfer [GPU: all; CPU: torch]"),
         baseline: str = typer.Option("torch", "--baseline", help="Backend the speedup is relative to"),
         partitions: str = typer.Option("auto", "--partitions", help="Split-K partitions of the triton kernel: auto or N"),
@@ -159,6 +146,8 @@ def register(app: typer.Typer) -> None:
         trace: Optional[str] = typer.Option(None, "--trace", help="Write a torch.profiler trace of one launch per case"),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No table or progress on stderr"),
         seed: int = typer.Option(0, "--seed", help="Random seed of the inputs"),
+        fp8_mma: str = typer.Option("f16", "--fp8-mma", help="Our kernel's FP8 path: f16 (dequantize) or fp8 (FP8 MMAs)"),
+        partials: str = typer.Option("fp32", "--partials", help="Our kernel's split-K partials: fp32 or bf16"),
     ):
         """Paged-attention decode: correctness vs the torch reference, cold-cache timing, roofline."""
         from rich.console import Console
@@ -174,25 +163,46 @@ def register(app: typer.Typer) -> None:
             names = sizes.parse_choice_list(backend or d["backend"], "--backend", {n: n for n in NAMES})
             base = sizes.parse_choice_list(baseline, "--baseline", {n: n for n in NAMES})
             parts = sizes.parse_partitions(partitions)
+            sizes.check_seed(seed)
+            mma = sizes.parse_choice_list(fp8_mma, "--fp8-mma", {"f16": "f16", "fp8": "fp8"})
+            part_dt = sizes.parse_choice_list(partials, "--partials", {"fp32": "fp32", "bf16": "bf16"})
+            if len(mma) != 1 or len(part_dt) != 1:
+                raise BadArgs("--fp8-mma and --partials take one value each")
+            check_memory(cases, names, parts, gpu)
         except (BadArgs, ValueError) as exc:
             _bad(str(exc))
         if len(base) != 1:
             _bad("--baseline takes one backend")
         if reps is not None and reps < 1:
             _bad(f"--reps must be >= 1, got {reps}")
-        if arch:
-            from perfreport.specs import load_arch
-            try:
+        try:
+            if arch:
+                from perfreport.specs import load_arch
                 load_arch(arch)
-            except BadInput as exc:
-                _bad(str(exc))
-        err = Console(stderr=True, width=None if sys.stderr.isatty() else 240)
+            check_targets(csv_path, trace, arch)
+        except BadInput as exc:
+            _bad(str(exc))
+        err = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
         log = (lambda s: None) if quiet else (lambda s: err.print(s, highlight=False))
         if not gpu and not quiet:
             log("no GPU found: running on the CPU (small default shapes; times are CPU times)")
         from perfreport.bench.pa_run import BenchOptions, run_bench
+        writer = None
+        if csv_path:
+            from perfreport.bench.pa_csv import RowWriter
+            try:
+                writer = RowWriter(csv_path, COLUMNS)
+            except OSError as exc:
+                _bad(f"{csv_path}: cannot write: {exc.strerror}")
+
+        def on_rows(rows):
+            for r in rows:
+                writer.write(r)
+
         opts = BenchOptions(cases=cases, backends=names, baseline=base[0], partitions=parts,
-                            graph=graph, reps=reps, arch=arch, trace=trace, seed=seed)
+                            graph=graph, reps=reps, arch=arch, trace=trace, seed=seed,
+                            fp8_mma=mma[0], partials=part_dt[0], on_rows=on_rows if writer else None)
+        done = False
         try:
             if quiet or not sys.stderr.isatty():
                 res = run_bench(opts, log)
@@ -206,15 +216,19 @@ def register(app: typer.Typer) -> None:
                         prog.update(task, completed=done, total=total, description=label)
 
                     res = run_bench(opts, log, on_step=step)
+            done = True
         except BadInput as exc:
             _bad(str(exc))
         except (ValueError, MemoryError, RuntimeError) as exc:
             sys.stderr.write(f"perfreport bench-pa: {type(exc).__name__}: {str(exc).splitlines()[0]}\n")
             raise typer.Exit(1)
+        finally:
+            if writer is not None:
+                writer.close(done)
+                if not done:
+                    sys.stderr.write(f"perfreport bench-pa: rows measured so far kept in {writer.tmp}\n")
         if not quiet:
             print_table(res, err)
-        if csv_path:
-            write_csv(csv_path, res.rows)
         if json_out:
             doc = {"device": res.device, "arch": res.arch, "clock": res.clock, "notes": res.notes,
                    "skipped": res.skipped, "failed": res.failed,
@@ -225,4 +239,5 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(1 if res.failed else 0)
 
 
-__all__ = ["COLUMNS", "build_cases", "print_table", "register", "write_csv"]
+__all__ = ["COLUMNS", "build_cases", "check_memory", "check_targets", "print_table", "register",
+           "write_csv"]

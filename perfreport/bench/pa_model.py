@@ -34,12 +34,21 @@ class PACase:
     v_head_dim: int = 128
     page: int = 64
     kv_dtype: str = "bf16"       # "bf16" | "fp8"
-    layout: str = "NHD"          # "NHD" | "5D"
+    layout: str = "NHD"          # "NHD" | "5D" | "5DV" (5D K and vectorized 5D V)
     kv_storage: str = ""         # TRACE_DTYPE key of the cache tensors; "" = from kv_dtype
 
     @property
     def storage(self) -> str:
         return self.kv_storage or ("bf16" if self.kv_dtype == "bf16" else "fp8")
+
+    @property
+    def kernel_layout(self) -> str:
+        """The kernel's layout name: "5D" for both 5D forms (the V cache's rank tells them apart)."""
+        return "NHD" if self.layout == "NHD" else "5D"
+
+    @property
+    def v5(self) -> bool:
+        return self.layout == "5DV"
 
     @property
     def pages_per_seq(self) -> int:
@@ -74,9 +83,9 @@ class PACase:
 
     def cache_dims(self) -> tuple[list[int], list[int]]:
         nb, p, h, dk, dv = self.num_blocks, self.page, self.kv_heads, self.head_dim, self.v_head_dim
-        if self.layout == "5D":
+        if self.layout in ("5D", "5DV"):
             x = 16 // (2 if self.storage == "bf16" else 1)
-            return [nb, h, dk // x, p, x], [nb, h, dv, p]
+            return [nb, h, dk // x, p, x], ([nb, h, p // x, dv, x] if self.v5 else [nb, h, dv, p])
         return [nb, p, h, dk], [nb, p, h, dv]
 
 
@@ -92,7 +101,7 @@ def op_view(case: PACase) -> SimpleNamespace:
                        [1] if scaled else [], [1] if scaled else [], [], []],
         "Input type": ["c10::BFloat16", "c10::BFloat16", kv_t, kv_t, "int", "int",
                        "float" if scaled else "", "float" if scaled else "", "Scalar", ""],
-        "Concrete Inputs": ["", "", "", "", "", "", "", "", repr(float(case.scale)), case.layout],
+        "Concrete Inputs": ["", "", "", "", "", "", "", "", repr(float(case.scale)), case.kernel_layout],
     }
     return SimpleNamespace(name=OP_NAME, args=args, perf_meta={"iteration": case.iteration()})
 

@@ -60,7 +60,7 @@ def dispatch_to(fn: Callable[..., None]):
 def call(out, inputs, case: PACase) -> None:
     """One call of the op with this case's tensors (``inputs``: a PAInputs)."""
     OP(out, inputs.query, inputs.key_cache, inputs.value_cache, inputs.block_tables,
-       inputs.context_lens, inputs.k_scale, inputs.v_scale, float(case.scale), case.layout)
+       inputs.context_lens, inputs.k_scale, inputs.v_scale, float(case.scale), case.kernel_layout)
 
 
 __all__ = ["OP", "call", "dispatch_to"]

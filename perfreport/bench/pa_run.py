@@ -13,6 +13,8 @@ from typing import Callable
 from perfreport.bench.pa_model import OP_NAME, PACase, roofline_for_case
 
 TOL_REL = 4e-2  # max |out - ref| allowed, relative to max(1, max |ref|): bf16 output and P rounding
+NOISY = 2.0     # p90 / p10 above this: the row is flagged noisy
+OURS = ("triton", "torch")  # errors of our own backends fail the run; a vendor's become skipped rows
 
 
 @dataclass
@@ -26,6 +28,9 @@ class BenchOptions:
     arch: str | None = None
     trace: str | None = None
     seed: int = 0
+    fp8_mma: str = "f16"
+    partials: str = "fp32"
+    on_rows: Callable[[list], None] | None = None  # called with each case's rows once measured
 
 
 @dataclass
@@ -71,7 +76,8 @@ def _row(case: PACase, backend: str) -> dict:
             "page": case.page, "kv_dtype": case.kv_dtype, "layout": case.layout, "backend": backend,
             "partitions": "", "median_us": None, "p10_us": None, "p90_us": None, "bytes": None,
             "tb_s": None, "roofline_us": None, "pct_roofline": None, "max_err": None, "speedup": None,
-            "clock": "", "status": "", "note": ""}
+            "clock": "", "status": "", "note": "", "spread": None, "impl_bytes": None,
+            "impl_roofline_us": None}
 
 
 def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda s: None,
@@ -106,7 +112,8 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda s: None,
     for case in opts.cases:
         inp = build_inputs(case.context_lens, q_len=case.q_len, q_heads=case.q_heads,
                            kv_heads=case.kv_heads, head_dim=case.head_dim, v_head_dim=case.v_head_dim,
-                           page_size=case.page, kv_dtype=case.kv_dtype, layout=case.layout,
+                           page_size=case.page, kv_dtype=case.kv_dtype, layout=case.kernel_layout,
+                           v5=case.v5,
                            device=dev, seed=opts.seed)
         mcase = case.with_storage(_storage(inp))
         roof = roofline_for_case(mcase, spec)
@@ -119,14 +126,26 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda s: None,
                 on_step(done, total, f"{_label(case)} {name}")
             done += 1
             row = _row(case, name)
+            bopts = {"partitions": opts.partitions, "on_gpu": on_gpu, "fp8_mma": opts.fp8_mma,
+                     "partials": opts.partials}
             try:
-                prep = mods[name].prepare(inp, case, {"partitions": opts.partitions, "on_gpu": on_gpu})
-            except B.Skip as exc:
+                prep = mods[name].prepare(inp, case, bopts)
+            except B.SkipRow as exc:  # this case is outside what the backend supports
+                row.update(status="skipped", note=str(exc))
+                case_rows.append(row)
+                continue
+            except B.Skip as exc:  # the backend cannot run here at all (package, platform)
                 key = (name, str(exc))
                 if key not in skipped_once:
                     skipped_once.add(key)
                     res.skipped.append(f"{name}: skipped: {exc}")
                     log(f"{name}: skipped: {exc}")
+                continue
+            except Exception as exc:
+                if name in OURS:
+                    raise
+                row.update(status="skipped", note=f"plan failed: {_why(exc)}")
+                case_rows.append(row)
                 continue
             row["partitions"], row["note"] = prep.partitions, prep.note
             try:
@@ -134,9 +153,12 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda s: None,
                 if on_gpu:
                     torch.cuda.synchronize()
                 err = float((out.float() - ref).abs().max())
-            except Exception as exc:  # a backend that crashes fails its check; the run goes on
-                row.update(status="error", note=f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
-                res.failed.append(f"{name} at {_label(case)}: {row['note']}")
+            except Exception as exc:  # ours fail their check; a vendor's launch error skips its row
+                if name in OURS:
+                    row.update(status="error", note=_why(exc))
+                    res.failed.append(f"{name} at {_label(case)}: {row['note']}")
+                else:
+                    row.update(status="skipped", note=f"launch failed: {_why(exc)}")
                 case_rows.append(row)
                 continue
             row["max_err"] = err
@@ -149,12 +171,20 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda s: None,
             res.clock = t.clock
             row.update(status="ok", median_us=t.median_us, p10_us=t.p10_us, p90_us=t.p90_us,
                        clock=t.clock, bytes=roof["bytes"], roofline_us=roof["roofline_us"])
+            if t.p10_us > 0:
+                row["spread"] = t.p90_us / t.p10_us
+                if row["spread"] > NOISY:
+                    row["status"] = "noisy"
+                    row["note"] = (row["note"] + "; " if row["note"] else "") + \
+                        f"p90/p10 = {row['spread']:.1f} > {NOISY:g}"
             if roof["bytes"]:
                 row["tb_s"] = roof["bytes"] / (t.median_us * 1e-6) / 1e12
             if roof["roofline_us"]:
                 row["pct_roofline"] = roof["roofline_us"] / t.median_us * 100.0
             elif roof["reason"] and not row["note"]:
                 row["note"] = roof["reason"]
+            if name == "triton":
+                _add_impl(row, mcase, prep, opts, spec, roof, inp)
             case_rows.append(row)
             if opts.trace and name == names[0]:
                 to_trace.append((mcase, inp, prep, row))
@@ -163,6 +193,8 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda s: None,
             if base is not None and r["median_us"]:
                 r["speedup"] = base["median_us"] / r["median_us"]
         res.rows.extend(case_rows)
+        if opts.on_rows is not None:
+            opts.on_rows(case_rows)
         del inp, ref
     if opts.trace:
         if to_trace:
@@ -171,6 +203,25 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda s: None,
         else:
             res.notes.append(f"no trace written: {names[0]} produced no timed launch")
     return res
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}".rstrip(": ")
+
+
+def _add_impl(row: dict, case: PACase, prep, opts: BenchOptions, spec, roof: dict, inp) -> None:
+    """As-implemented bytes of our kernel (partials included) and their roofline time."""
+    from perfreport.bench.pa_bytes import impl_bytes
+    try:
+        parts = int(prep.partitions)
+    except (TypeError, ValueError):
+        return
+    t = impl_bytes(case, parts, partials=opts.partials, scale_mode=getattr(inp, "scale_mode", "tensor"))
+    row["impl_bytes"] = t["total"]
+    if spec is not None and roof.get("compute_spec"):
+        from perfreport.specs import roofline
+        rt, _ = roofline(spec, roof["flops"], t["total"], roof["compute_spec"])
+        row["impl_roofline_us"] = rt
 
 
 def _label(case: PACase) -> str:

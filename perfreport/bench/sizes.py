@@ -69,14 +69,25 @@ def parse_choice_list(text: str, flag: str, choices: dict[str, str]) -> list[str
     return _dedup(out)
 
 
+MAX_PARTITIONS = 4096  # the kernel's bound (perfreport.kernels.paged_attention_host.MAX_PARTITIONS)
+MAX_SEED = 2 ** 63 - 1  # torch.Generator.manual_seed takes a 64-bit value
+
+
 def parse_partitions(text: str) -> str | int:
-    """``auto`` or a positive integer."""
+    """``auto`` or an integer in [1, 4096]."""
     s = str(text).strip().lower()
     if s == "auto":
         return "auto"
-    if not s.isdigit() or int(s) < 1:
-        raise ValueError(f"--partitions: {text!r} must be 'auto' or a positive integer")
+    if not s.isdigit() or not 1 <= int(s) <= MAX_PARTITIONS:
+        raise ValueError(f"--partitions: {text!r} must be 'auto' or an integer in [1, {MAX_PARTITIONS}]")
     return int(s)
 
 
-__all__ = ["parse_size", "parse_size_list", "parse_int_list", "parse_choice_list", "parse_partitions"]
+def check_seed(seed: int) -> int:
+    if not 0 <= seed <= MAX_SEED - 1:  # the caches use seed + 1
+        raise ValueError(f"--seed: {seed} is outside [0, 2**63 - 2]")
+    return seed
+
+
+__all__ = ["MAX_PARTITIONS", "check_seed", "parse_size", "parse_size_list", "parse_int_list",
+           "parse_choice_list", "parse_partitions"]

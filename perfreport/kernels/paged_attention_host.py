@@ -30,6 +30,7 @@ from perfreport.kernels.partitions import CTAS_PER_SM, plan_partitions
 
 _SM_COUNT: dict = {}
 MAX_PARTITIONS = 4096
+MAX_ROWS = 256  # query rows per KV head in one tile (registers: rows x Dv fp32 accumulators)
 
 
 @dataclass
@@ -232,6 +233,9 @@ def paged_attention_decode(query, key_cache, value_cache, block_tables, context_
 
     group = hq // hkv
     rows = q_len * group
+    if rows > MAX_ROWS:
+        raise ValueError(f"q_len x H_Q/H_KV = {rows} query rows per KV head; the kernel's tile holds "
+                         f"at most {MAX_ROWS}")
     work_pages = -(-max_context // page) if max_context is not None else width
     acc_dt = torch.bfloat16 if partials == "bf16" else torch.float32
     if workspace is not None:

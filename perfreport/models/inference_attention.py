@@ -266,13 +266,16 @@ def _layout_heads(op, k: list[int], v: list[int], layout: str, h_q: int) -> dict
     """H_KV / d_h_qk / d_h_v / layout name of a paged K/V cache.
 
     4D: ``HND`` [blocks, H_KV, page, D] or ``NHD`` [blocks, page, H_KV, D]; 5D (AMD
-    vectorized): K [blocks, H_KV, D/x, page, x], V [blocks, H_KV, D, page]. Without the
+    vectorized): K [blocks, H_KV, D/x, page, x], V [blocks, H_KV, D, page] or the vectorized
+    [blocks, H_KV, page/x, D, x]. Without the
     layout string (torch does not record ``str`` args), the candidate that divides H_Q is
     taken; if both do, HND is assumed and the layout reads ``HND (assumed)``.
     """
     if len(k) == 5:
+        if len(v) == 5:  # vectorized V [blocks, H_KV, page/x, D, x] (aiter shuffled caches)
+            return dict(H_KV=k[1], d_h_qk=k[2] * k[4], d_h_v=v[3], kv_layout="5D")
         if len(v) != 4:
-            raise ModelError(f"{op.name}: 5D key cache needs a 4D value cache")
+            raise ModelError(f"{op.name}: 5D key cache needs a 4D or 5D value cache")
         return dict(H_KV=k[1], d_h_qk=k[2] * k[4], d_h_v=v[2], kv_layout="5D")
     if len(k) != 4 or len(v) != 4:
         raise ModelError(f"{op.name}: expected 4D or 5D paged K/V caches")

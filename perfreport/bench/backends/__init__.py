@@ -6,7 +6,13 @@ layout ONCE (outside the timed region), allocates the output and any workspace, 
 closure that performs exactly one launch; it raises :class:`Skip` with a one-line reason when the
 package is missing or the case is outside what the backend supports.
 
-``opts`` keys: ``partitions`` ("auto" or int), ``on_gpu`` (bool).
+``opts`` keys: ``partitions`` ("auto" or int), ``on_gpu`` (bool), ``fp8_mma`` and ``partials``
+(our kernel's knobs).
+
+Errors: :class:`Skip` (package missing, wrong platform) is reported once per backend;
+:class:`SkipRow` (this case is outside what the backend supports) and any other exception a
+vendor backend raises while planning or launching become a ``skipped`` row with the reason, so
+one vendor's failure never aborts the bench.
 """
 from __future__ import annotations
 
@@ -18,7 +24,11 @@ NAMES = ("triton", "torch", "aiter", "flydsl", "vllm", "flashinfer")
 
 
 class Skip(Exception):
-    """The backend cannot run this case here; the message says why (and what to install)."""
+    """The backend cannot run here; the message says why (and what to install)."""
+
+
+class SkipRow(Skip):
+    """The backend cannot run this case (a shape, dtype or layout it does not support)."""
 
 
 @dataclass
@@ -66,5 +76,5 @@ def query_start_loc(case, device):
     return torch.arange(0, case.batch + 1, dtype=torch.int32, device=device) * case.q_len
 
 
-__all__ = ["NAMES", "Prepared", "Skip", "empty_output", "load", "nhd_caches", "query_start_loc",
+__all__ = ["NAMES", "Prepared", "Skip", "SkipRow", "empty_output", "load", "nhd_caches", "query_start_loc",
            "require"]

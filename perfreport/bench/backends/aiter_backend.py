@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from perfreport.bench.backends import (Prepared, Skip, empty_output, nhd_caches,
+from perfreport.bench.backends import (Prepared, Skip, SkipRow, empty_output, nhd_caches,
                                        query_start_loc, require)
 
 PACKAGE = "aiter"
@@ -27,7 +27,7 @@ def prepare(inputs, case, opts) -> Prepared:
     if fn is None:
         raise Skip("this aiter has no paged_attention_v1")
     if case.head_dim != case.v_head_dim:
-        raise Skip("aiter paged_attention_v1 needs Dk == Dv")
+        raise SkipRow("aiter paged_attention_v1 needs Dk == Dv")
     k, v = nhd_caches(inputs)
     dev = inputs.query.device
     out = empty_output(inputs, case)

@@ -1,9 +1,11 @@
 """``flydsl``: FlyDSL's tile paged-attention decode kernel ``pa_decode_tile`` (AMD gfx942/gfx950).
 
 The kernel reads the 5D vectorized layout (K ``[blocks, H_KV, Dk/x, page, x]``, V
-``[blocks, H_KV, Dv, page]``); NHD caches are converted once. UNVERIFIED here: written without
-FlyDSL or an AMD GPU at hand. The call binds arguments by name from the function's signature;
-when the names are not the ones we know, the backend is skipped with the signature it found.
+``[blocks, H_KV, Dv, page]`` or ``[blocks, H_KV, page/x, Dv, x]``); NHD caches are converted once.
+The released kernel takes FP8 KV caches only (BF16 vectorized-5D KV is a later upstream change),
+so BF16 rows are skipped with that reason. UNVERIFIED here: written without FlyDSL or an AMD GPU
+at hand. The call binds arguments by name from the function's signature; when the names are
+not the ones we know, the backend is skipped with the signature it found.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import inspect
 
 import torch
 
-from perfreport.bench.backends import Prepared, Skip, empty_output, require
+from perfreport.bench.backends import Prepared, Skip, SkipRow, empty_output, require
 from perfreport.kernels.paged_cache import nhd_to_5d
 
 PACKAGE = "flydsl"
@@ -38,7 +40,9 @@ def prepare(inputs, case, opts) -> Prepared:
     fn = _find()
     if fn is None:
         raise Skip("flydsl is installed but pa_decode_tile was not found")
-    k, v = (inputs.key_cache, inputs.value_cache) if case.layout == "5D" else \
+    if case.kv_dtype != "fp8":
+        raise SkipRow("flydsl pa_decode_tile takes FP8 KV caches only")
+    k, v = (inputs.key_cache, inputs.value_cache) if case.layout != "NHD" else \
         nhd_to_5d(inputs.key_cache, inputs.value_cache)
     dev = inputs.query.device
     out = empty_output(inputs, case)

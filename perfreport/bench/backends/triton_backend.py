@@ -9,7 +9,9 @@ import os
 
 import torch
 
-from perfreport.bench.backends import Prepared, Skip, require
+from perfreport.bench.backends import Prepared, Skip, SkipRow, require
+
+MAX_ROWS = 256  # q_len * H_Q / H_KV query rows per KV head: the kernel holds them in one tile
 
 PACKAGE = "triton"
 
@@ -22,19 +24,25 @@ def prepare(inputs, case, opts) -> Prepared:
                                                          paged_attention_decode)
     dev = inputs.query.device
     s, hq, hkv = case.batch, case.q_heads, case.kv_heads
+    if case.q_len * (hq // hkv) > MAX_ROWS:
+        raise SkipRow(f"q_len x H_Q/H_KV = {case.q_len * (hq // hkv)} query rows per KV head; "
+                      f"the kernel's tile holds at most {MAX_ROWS}")
+    fp8_mma, partials = opts.get("fp8_mma", "f16"), opts.get("partials", "fp32")
     parts = opts.get("partitions", "auto")
     if parts == "auto":
         parts = auto_partitions(s, hkv, case.pages_per_seq, case.page, dev)
     out = torch.empty(s * case.q_len, hq, case.v_head_dim, dtype=torch.bfloat16, device=dev)
     ws = None
     if parts > 1:  # caller-owned workspace: the launch allocates nothing (graph-capturable)
-        ws = make_workspace(s, hkv, case.q_len * (hq // hkv), case.v_head_dim, parts, dev)
+        ws = make_workspace(s, hkv, case.q_len * (hq // hkv), case.v_head_dim, parts, dev, partials)
 
     def run():
         return paged_attention_decode(inputs.query, inputs.key_cache, inputs.value_cache,
                                       inputs.block_tables, inputs.context_lens, scale=inputs.scale,
                                       k_scale=inputs.k_scale, v_scale=inputs.v_scale, q_len=case.q_len,
-                                      layout=case.layout, num_partitions=parts, workspace=ws, out=out,
-                                      max_context=case.context, fp8_dtype=inputs.fp8_dtype)
+                                      layout=case.kernel_layout, num_partitions=parts, workspace=ws, out=out,
+                                      max_context=case.context, min_context=case.context,
+                                      fp8_dtype=inputs.fp8_dtype, fp8_mma=fp8_mma, partials=partials)
 
-    return Prepared(run=run, out=out, partitions=str(parts))
+    note = f"FP8 MMAs ({fp8_mma})" if case.kv_dtype == "fp8" and fp8_mma == "fp8" else ""
+    return Prepared(run=run, out=out, partitions=str(parts), note=note)

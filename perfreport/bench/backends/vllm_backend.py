@@ -2,12 +2,15 @@
 
 UNVERIFIED here: written without vLLM or a GPU at hand; the module path moved between vLLM
 releases, so several are tried. vLLM's kernel uses one head size for K and V (Dk == Dv).
+Its programs each handle one query token of one sequence (``unified_attention`` is written for
+mixed prefill/decode batches), so at q_len > 1 the row is labelled "one token per program": the
+KV pages are read once per new token, not once per sequence as in our kernel.
 """
 from __future__ import annotations
 
 import importlib
 
-from perfreport.bench.backends import (Prepared, Skip, empty_output, nhd_caches,
+from perfreport.bench.backends import (Prepared, Skip, SkipRow, empty_output, nhd_caches,
                                        query_start_loc, require)
 
 PACKAGE = "vllm"
@@ -29,7 +32,7 @@ def prepare(inputs, case, opts) -> Prepared:
     if fn is None:
         raise Skip("vllm is installed but triton_unified_attention.unified_attention was not found")
     if case.head_dim != case.v_head_dim:
-        raise Skip("vllm unified_attention needs Dk == Dv")
+        raise SkipRow("vllm unified_attention needs Dk == Dv")
     k, v = nhd_caches(inputs)
     dev = inputs.query.device
     out = empty_output(inputs, case)
@@ -44,4 +47,7 @@ def prepare(inputs, case, opts) -> Prepared:
            q_descale=None, k_descale=ks, v_descale=vs)
         return out
 
-    return Prepared(run=run, out=out, note="unverified adapter")
+    note = "unverified adapter"
+    if case.q_len > 1:
+        note += f"; one token per program (KV read {case.q_len}x)"
+    return Prepared(run=run, out=out, note=note)
