@@ -2,7 +2,8 @@
 
 * ``serial``: in this process, one trace after another;
 * ``process``: a :class:`concurrent.futures.ProcessPoolExecutor` of ``jobs`` workers, a fresh
-  process for every trace (``max_tasks_per_child=1``), so a worker's memory is one trace's peak
+  process for every trace (``max_tasks_per_child=1``, forked from a ``forkserver`` that imported
+  perfreport once), so a worker's memory is one trace's peak
   (about 0.2-0.3x the trace's JSON size) and is returned to the system after each trace;
 * ``ray``: the same function as Ray tasks (``pip install 'perfreport[ray]'``) on the cluster at
   ``ray_address``, or on a local instance of ``jobs`` CPUs started (and stopped) here; one task
@@ -59,7 +60,15 @@ def run_all(paths: list[str], opts: dict, *, jobs: int | None = None, engine: st
 def _process(paths, opts, jobs):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-    ctx = multiprocessing.get_context("spawn")
+    # a fresh process per trace, forked from a server that has imported perfreport once
+    # (spawn would re-import it for every trace); 'fork' cannot be combined with
+    # max_tasks_per_child
+    try:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["perfreport.multi.worker", "perfreport.pipeline",
+                                    "perfreport.tables", "perfreport.writers.excel"])
+    except ValueError:           # no forkserver on this platform
+        ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=ctx,
                              max_tasks_per_child=1) as ex:
         return list(ex.map(_task, paths, [opts] * len(paths)))
