@@ -139,3 +139,17 @@ def test_cli_bad_input_is_one_line(tmp_path):
     empty.mkdir()
     r = _cli(empty, H100)
     assert r.returncode == 2 and "unified_perf_summary.csv" in r.stderr
+
+
+def test_single_sheet_json_input(tmp_path, slowed_trace):
+    out = subprocess.run([sys.executable, "-m", "perfreport.cli", "analyze", str(slowed_trace), "-q",
+                          "--sheet", "unified_perf_summary", "--format", "json"],
+                         capture_output=True, text=True, cwd=ROOT,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    (tmp_path / "b.json").write_text(out.stdout)
+    d = diff(str(H100), str(tmp_path / "b.json"))
+    changed = [r for r in d.sheet("diff_ops").records() if r["delta (µs)"] != 0.0]
+    assert [(r["name"], r["speedup (A/B)"]) for r in changed] == [(SLOW_OP[0], pytest.approx(0.5))]
+    tl = d.sheet("diff_gpu_timeline").records()          # a single sheet has no timeline:
+    assert tl and all(r["time B (ms)"] is None and r["delta (ms)"] is None for r in tl)   # A's only
