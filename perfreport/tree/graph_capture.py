@@ -217,7 +217,11 @@ def merge_graph_capture(tree: TraceTree, capture_tree: TraceTree, *,
     owners = set()
     uid = max((o.uid for o in tree.ops), default=-1) + 1
     for launch in graph:
-        events = sorted(launch.kernels, key=lambda g: g.ts)
+        # its own events (a launch outside any op also lists those of calls nested in it)
+        events = sorted((g for g in launch.kernels if g.launcher is launch), key=lambda g: g.ts)
+        if not events:
+            continue
+        owner = events[0].owner
         m = LaunchMatch(launch.name, launch.ts, len(events))
         rep.launches.append(m)
         fit = [r for r in regions if len(r.nodes) == len(events)]
@@ -248,7 +252,8 @@ def merge_graph_capture(tree: TraceTree, capture_tree: TraceTree, *,
             gone.add(id(g))
         m.matched = len(pairs)
         _drop_kernels(launch, gone)
-        _drop_kernels(launch.parent, gone)
+        if owner is not launch:
+            _drop_kernels(owner, gone)
     if added:
         tree.ops.extend(added)
         tree.ops.sort(key=lambda o: o.ts)

@@ -143,3 +143,12 @@ def test_cli_reports_a_failed_conservation_check_as_internal_error(monkeypatch, 
     assert "kernel_summary sums to 30.000000 µs, expected 55.000000 µs" in r.output
     assert "difference -25.000000" in r.output
     assert not (tmp_path / "o.xlsx").exists()
+
+
+def test_cli_warns_about_repeats_and_exits_0(tmp_path):
+    from typer.testing import CliRunner
+    from perfreport.cli import app
+    r = CliRunner().invoke(app, ["analyze", str(LINK / "duplicated_events.json"), "-q",
+                                 "-o", str(tmp_path / "o.xlsx")])
+    assert r.exit_code == 0
+    assert "warning: 9 duplicate events dropped" in r.output
