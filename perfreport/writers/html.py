@@ -30,7 +30,8 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 th{background:#ddebf7;position:sticky;top:0}
 #top th{cursor:pointer} #top th[aria-sort=ascending]::after{content:" ▲"}
 #top th[aria-sort=descending]::after{content:" ▼"}
-td.name{max-width:520px;overflow:hidden;text-overflow:ellipsis}
+td.name{max-width:460px;overflow:hidden;text-overflow:ellipsis}
+td.shape{max-width:260px;overflow:hidden;text-overflow:ellipsis}
 .coverage{background:#f6f6f6;border-left:4px solid #4e79a7;padding:8px 12px}
 .bar{display:flex;height:22px;width:900px;border:1px solid #999}
 .bar div{height:100%} .muted{color:#666}
@@ -81,7 +82,7 @@ def top_table(rows) -> str:
         for k, _, f in cols:
             v = r.get(k)
             if f is None:
-                cls = ' class="name"' if k == "name" else ""
+                cls = f' class="{k}"' if k in ("name", "shape") else ""
                 title = f' title="{esc(v)}"' if k in ("name", "shape") and v else ""
                 cells.append(f"<td{cls}{title}>{esc(v)}</td>")
             elif isinstance(v, (int, float)) and not isinstance(v, bool):
