@@ -197,7 +197,7 @@ def print_summary(report, console: Console, *, top: int = 15, header: str | None
     cov = coverage_line(report)
     if cov:
         console.print(Text(text(cov)))
-    seen = set()
+    seen = {cov}
     for s in report.sheets:
         for n in s.notes:
             if n not in seen:

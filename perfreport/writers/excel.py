@@ -159,14 +159,17 @@ def notes_rows(sheets, notes, spec=None, coverage: str | None = None) -> list[li
     if coverage:
         out.append(["coverage", coverage])
     for n in notes or []:
-        about, _, text = n.partition(": ")
-        out.append([about, text] if text and len(about) <= 40 else ["report", n])
+        if n == coverage:
+            continue
+        about, _, rest = n.partition(": ")
+        out.append([about, rest] if rest and len(about) <= 40 else ["report", n])
     if spec is not None:                  # the "GPU spec: ..." line is in the notes already
         out += [[a, b] for a, b in spec_facts(spec)[1:]]
     by_note: dict[str, list[str]] = {}
     for sh in sheets:
         for n in sh.notes:
-            by_note.setdefault(n, []).append(sh.name)
+            if n != coverage:
+                by_note.setdefault(n, []).append(sh.name)
     out += [[", ".join(names), n] for n, names in by_note.items()]
     return out
 

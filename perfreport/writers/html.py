@@ -149,7 +149,7 @@ def html_text(report, top: int = TOP) -> str:
     parts.append("<h2>GPU spec</h2><table><tbody>")
     parts += [f"<tr><td>{esc(a)}</td><td>{esc(b)}</td></tr>" for a, b in spec_facts(report.spec)]
     parts.append("</tbody></table><h2>Notes</h2><ul>")
-    seen = set()
+    seen = {cov}
     for n in list(report.notes) + [n for s in report.sheets for n in s.notes]:
         if n not in seen:
             seen.add(n)

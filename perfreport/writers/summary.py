@@ -78,15 +78,16 @@ def gpu_breakdown(report) -> list[tuple[str, dict]]:
 
 
 def coverage_line(report) -> str | None:
-    """The self-audit's coverage statement (``report.coverage``), None when the report has none."""
+    """The coverage statement: the self-audit's ``report.coverage`` (its text method), else the
+    report's ``roofline coverage: ...`` note; None when the report has neither."""
     cov = getattr(report, "coverage", None)
-    if cov is None:
-        return None
-    for meth in ("text", "line", "statement"):
-        f = getattr(cov, meth, None)
-        if callable(f):
-            return str(f())
-    return str(cov)
+    if cov is not None:
+        for meth in ("text", "line", "statement"):
+            f = getattr(cov, meth, None)
+            if callable(f):
+                return str(f())
+        return str(cov)
+    return next((n for n in getattr(report, "notes", []) if str(n).startswith("roofline coverage")), None)
 
 
 def spec_facts(spec) -> list[tuple[str, str]]:

@@ -138,5 +138,7 @@ def test_notes_sheet_has_spec_facts_and_coverage(book):
     assert rows["memory bandwidth"] == "3.35 TB/s (10^12 B/s)"
     assert rows["peak matrix_bf16"] == "989.4 TFLOP/s (dense)"
     assert rows["deviceProperties"] == "1 device(s): NVIDIA H100 80GB HBM3"
-    if getattr(rep, "coverage", None) is not None:
-        assert rows.get("coverage")
+    from perfreport.writers.summary import coverage_line
+    cov = coverage_line(rep)
+    assert cov and rows["coverage"] == cov                 # e.g. "roofline coverage: 65.3% of GPU time ..."
+    assert sum(1 for r in wb["notes"].iter_rows(values_only=True) if r[1] == cov or r[0] + ": " + r[1] == cov) == 1

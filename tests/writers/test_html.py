@@ -53,6 +53,13 @@ def test_ceilings_of_the_precisions_used(h100, page):
     assert "ridge at 295 FLOP/byte" in page
 
 
+def test_coverage_statement_on_top(h100, page):
+    from perfreport.writers.summary import coverage_line
+    cov = coverage_line(h100)
+    assert cov and f'id="coverage">{cov}<' in page
+    assert page.index('id="coverage"') < page.index('id="roofline"')
+
+
 def test_timeline_and_table(h100, page):
     assert "<h2>GPU timeline</h2>" in page and "45.6 ms (92%)" in page    # computation 45.645 ms of 49.653
     body = page.split('<table id="top">')[1].split("</table>")[0]
