@@ -22,10 +22,10 @@ def _compiled_triton():
 TOL = 4e-2  # relative to max(1, max|ref|): bf16 output and bf16 P in the PV MMA
 
 
-def _inputs(ctx, dv, kv, layout="NHD", batch=32, q_len=4):
+def _inputs(ctx, dv, kv, layout="NHD", batch=32, q_len=4, **kw):
     from perfreport.kernels.paged_cache import build_inputs
     return build_inputs([ctx] * batch, q_len=q_len, q_heads=16, kv_heads=1, head_dim=192, v_head_dim=dv,
-                        page_size=64, kv_dtype=kv, layout=layout, device="cuda", seed=1)
+                        page_size=64, kv_dtype=kv, layout=layout, device="cuda", seed=1, **kw)
 
 
 def _check(inp, **kw):
@@ -33,7 +33,8 @@ def _check(inp, **kw):
     from perfreport.kernels.paged_attention_ref import paged_attention_ref
     out = paged_attention_decode(inp.query, inp.key_cache, inp.value_cache, inp.block_tables,
                                  inp.context_lens, max_context=inp.max_context,
-                                 fp8_dtype=inp.fp8_dtype, **inp.kwargs(), **kw)
+                                 min_context=min(inp.context_list), fp8_dtype=inp.fp8_dtype,
+                                 **inp.kwargs(), **kw)
     ref = paged_attention_ref(inp.query, inp.key_cache, inp.value_cache, inp.block_tables,
                               inp.context_lens, fp8_dtype=inp.fp8_dtype, out_dtype=None, **inp.kwargs())
     err = (out.float() - ref).abs().max().item()
@@ -74,7 +75,7 @@ def test_graph_capture_and_replay_with_caller_workspace():
     inp = _inputs(4096, 128, "fp8", batch=8)
     ws = make_workspace(8, 1, 64, 128, 4, "cuda")
     out = torch.empty(32, 16, 128, dtype=torch.bfloat16, device="cuda")
-    kw = dict(workspace=ws, out=out, max_context=4096, **inp.kwargs())
+    kw = dict(workspace=ws, out=out, max_context=4096, min_context=4096, **inp.kwargs())
     args = (inp.query, inp.key_cache, inp.value_cache, inp.block_tables, inp.context_lens)
     paged_attention_decode(*args, **kw)  # compile outside the capture
     torch.cuda.synchronize()
@@ -108,3 +109,23 @@ def test_cache_over_4_gib_uses_64_bit_offsets():
     out = paged_attention_decode(q, k, v, bt, ctx, max_context=1280, num_partitions=2, **kw)
     ref = paged_attention_ref(q, k, v, bt, ctx, out_dtype=None, **kw)
     assert (out.float() - ref).abs().max().item() <= TOL * max(1.0, ref.abs().max().item())
+
+
+@pytest.mark.parametrize("dv,kv", [(128, "bf16"), (192, "bf16"), (128, "fp8")])
+def test_seed_shapes_vectorized_5d_v(dv, kv):
+    _check(_inputs(16384, dv, kv, layout="5D", v5=True))
+
+
+@pytest.mark.parametrize("mode", ["head", "token"])
+@pytest.mark.parametrize("mma", ["f16", "fp8"])
+def test_fp8_paths_and_scales(mode, mma):
+    from perfreport.kernels.paged_cache import build_inputs
+    inp = build_inputs([4099, 777, 64], q_len=4, q_heads=16, kv_heads=2, head_dim=192, v_head_dim=128,
+                       page_size=64, kv_dtype="fp8", scale_mode=mode, device="cuda", seed=4)
+    _check(inp, fp8_mma=mma, num_partitions=3)
+
+
+@pytest.mark.parametrize("block_n,stages", [(32, 2), (64, 3), (32, 4)])
+def test_tuning_knobs_and_bf16_partials(block_n, stages):
+    _check(_inputs(16384, 128, "bf16", batch=8), block_n=block_n, num_stages=stages, partials="bf16",
+           num_partitions=5)
