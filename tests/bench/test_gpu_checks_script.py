@@ -9,6 +9,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 STUB = r"""#!/usr/bin/env python3
+import sys
 args = sys.argv[1:]
 if "--csv" in args:  # bench-pa: leave a CSV like the real one
     with open(args[args.index("--csv") + 1], "w") as f:
