@@ -127,6 +127,9 @@ def roofline_svg(rows, spec) -> str:
                        f'<title>{escape(k)}: {pk:g} TFLOP/s (ridge at {xr:.0f} FLOP/byte)</title></line>')
             out.append(f'<text x="{ML + pw - 4}" y="{Y(pk) - 5:.1f}" text-anchor="end" fill="#333">'
                        f'{escape(k)} {pk:g}</text>')
+    else:
+        out.append(f'<text x="{ML + 10}" y="{MT + 20}" fill="#a00">no GPU spec: no ceilings '
+                   "(use --arch)</text>")
     col = colours(pts)
     tmax = max((p.get("time") or 0.0) for p in pts) or 1.0
     for p in sorted(pts, key=lambda p: -(p.get("time") or 0.0)):     # big first, small on top
