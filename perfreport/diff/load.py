@@ -1,6 +1,6 @@
 """One side of a diff: a trace (analyzed here) or a report perfreport wrote.
 
-Accepted reports: the JSON of ``Report.to_json`` / ``--json`` (``{"source", "notes", "sheets"}``),
+Accepted reports: a workbook (``.xlsx``), the JSON of ``Report.to_json`` / ``--json`` (``{"source", "notes", "sheets"}``),
 the JSON of ``--sheet unified_perf_summary --format json`` (``{"sheet", "notes", "rows"}``),
 and a ``--csv-dir`` directory (``unified_perf_summary.csv``, optionally ``gpu_timeline.csv``).
 Anything else is read as a Kineto trace. A report is recognised by its first JSON key, so a
@@ -30,7 +30,7 @@ class Side:
     ops: list[dict]
     timeline: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    kind: str = "trace"                  # 'trace' | 'report JSON' | 'CSV dir'
+    kind: str = "trace"                  # 'trace' | 'workbook' | 'report JSON' | 'CSV dir'
 
 
 def load_side(path, *, analyze_kw: dict | None = None) -> Side:
@@ -41,6 +41,8 @@ def load_side(path, *, analyze_kw: dict | None = None) -> Side:
     if not p.exists():
         raise BadInput(str(path), "no such file or directory")
     head = _head(p)
+    if head[:4] == b"PK\x03\x04":
+        return _workbook(p)
     if _REPORT_HEAD.match(head):
         return _report_json(p)
     from perfreport.pipeline import analyze
@@ -48,6 +50,28 @@ def load_side(path, *, analyze_kw: dict | None = None) -> Side:
     ops = rep.sheet(OPS_SHEET).records()
     tl = rep.sheet(TIMELINE_SHEET).records() if TIMELINE_SHEET in rep.sheet_names else []
     return Side(rep.source, ops, tl, [n for n in rep.notes if n.startswith("GPU spec")], "trace")
+
+
+def _workbook(p: Path) -> Side:
+    """A workbook perfreport wrote: header row, then one row per record."""
+    from openpyxl import load_workbook
+    try:
+        wb = load_workbook(p, read_only=True, data_only=True)
+    except Exception as exc:         # openpyxl raises many kinds for a bad file
+        raise BadInput(str(p), f"unreadable workbook ({type(exc).__name__}: {exc})") from None
+    try:
+        if OPS_SHEET not in wb.sheetnames:
+            raise BadInput(str(p), f"workbook has no {OPS_SHEET} sheet (not a perfreport report)")
+
+        def records(name):
+            it = wb[name].iter_rows(values_only=True)
+            head = [str(h) if h is not None else "" for h in next(it, ())]
+            return [{h: ("" if v is None and h not in _NUM else v) for h, v in zip(head, row)}
+                    for row in it if any(v is not None for v in row)]
+        tl = records(TIMELINE_SHEET) if TIMELINE_SHEET in wb.sheetnames else []
+        return Side(str(p), records(OPS_SHEET), tl, [], "workbook")
+    finally:
+        wb.close()
 
 
 def _head(p: Path) -> bytes:

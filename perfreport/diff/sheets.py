@@ -25,7 +25,9 @@ def _status(m: Match, ta: float, tb: float) -> str:
         return "appeared"
     if m.b is None:
         return "vanished"
-    return "same" if ta == tb else ("faster" if tb < ta else "slower")
+    if abs(tb - ta) <= 1e-9 * max(ta, tb):       # equal to the precision a workbook keeps
+        return "same"
+    return "faster" if tb < ta else "slower"
 
 
 def ops_rows(matches: list[Match]) -> list[dict]:

@@ -86,17 +86,23 @@ def test_matching_rules_in_order_and_each_row_once():
     assert kernel_names("k1 [stream 7] x2, mean 1.000 µs; k2 [stream 8] x1, mean 2.000 µs") == {"k1", "k2"}
 
 
-def test_report_json_and_csv_dir_inputs_match_the_trace(tmp_path, slow_diff, slowed_trace):
+def test_report_json_workbook_and_csv_dir_inputs_match_the_trace(tmp_path, slow_diff, slowed_trace):
     from perfreport import analyze
     ra, rb = analyze(str(H100)), analyze(str(slowed_trace))
     ra.to_json(tmp_path / "a.json")
     rb.to_csv_dir(tmp_path / "b_csv")
-    d = diff(str(tmp_path / "a.json"), str(tmp_path / "b_csv"))
+    ra.to_excel(tmp_path / "a.xlsx")
     cols = ["match", "name", "input dims", "time A (µs)", "time B (µs)", "speedup (A/B)"]
-    got = [[r[c] for c in cols] for r in d.sheet("diff_ops").records()]
     want = [[r[c] for c in cols] for r in slow_diff.sheet("diff_ops").records()]
-    assert got == want
+    d = diff(str(tmp_path / "a.json"), str(tmp_path / "b_csv"))      # exact round trips
+    assert [[r[c] for c in cols] for r in d.sheet("diff_ops").records()] == want
     assert d.sheet("diff_gpu_timeline").records() == slow_diff.sheet("diff_gpu_timeline").records()
+    # a workbook keeps 15 significant digits (Excel's precision): equal to ~1e-13
+    d = diff(str(tmp_path / "a.xlsx"), str(tmp_path / "b_csv"))
+    got = sorted(([r[c] for c in cols] for r in d.sheet("diff_ops").records()), key=lambda x: (x[1], x[2]))
+    exp = sorted(want, key=lambda x: (x[1], x[2]))
+    assert [g[:3] for g in got] == [w[:3] for w in exp]
+    assert [g[3:] for g in got] == [pytest.approx(w[3:], rel=1e-12) for w in exp]
 
 
 def test_mi300x_against_h100_matches_ops_by_shape():
