@@ -31,6 +31,9 @@ class Tensor:
         return self.numel * bytes_per_element(self.dtype)
 
 
+MAX_DIM = 1 << 48        # no real tensor dimension comes near; beyond it FLOP counts overflow
+
+
 def _list(op, key: str) -> list:
     v = op.args.get(key)
     return v if isinstance(v, list) else []
@@ -50,6 +53,9 @@ def tensor_opt(op, i: int) -> Tensor | None:
         return None
     if any(not isinstance(x, int) for x in d):     # nested list: a TensorList
         return None
+    if any(x < 0 or x > MAX_DIM for x in d):        # a corrupt trace, not a shape
+        raise ModelError(f"{op.name}: argument {i} has an impossible dimension in {d} "
+                         f"(negative or above {MAX_DIM})")
     strides = _list(op, "Input Strides")
     s = strides[i] if i < len(strides) and isinstance(strides[i], list) else None
     return Tensor(tuple(d), t, tuple(s) if s is not None and len(s) == len(d) else None)

@@ -90,6 +90,9 @@ _encode = msgspec.json.encode
 _VOLATILE = ("External id", "Ev Idx", "Record function id", "Sequence number",
              "finished", "Python parent id", "Python id")
 
+_SHAPE_KEYS = ("Input Dims", "Input type", "Input Strides", "Concrete Inputs")
+NOT_A_LIST = "record_shapes fields (Input Dims, ...) that were not lists wrapped in one"
+
 # category codes (the ``cat`` column); the first four are the launch/op kinds used by the tree
 CATS = (CPU_OP, USER_ANNOTATION, RUNTIME, DRIVER, PYTHON, KERNEL, MEMCPY, MEMSET)
 C_CPU_OP, C_USER_ANNOTATION, C_RUNTIME, C_DRIVER, C_PYTHON, C_KERNEL, C_MEMCPY, C_MEMSET = range(8)
@@ -449,6 +452,10 @@ class Collector:
             d = self._lenient(ev)
         if not isinstance(d, dict):
             return -1, None, None
+        for k in _SHAPE_KEYS:          # record_shapes fields are positional lists
+            if k in d and not isinstance(d[k], list):
+                d[k] = [d[k]]
+                self.repairs[NOT_A_LIST] += 1
         ext = d.get("External id")
         seq = d.get("Sequence number")
         for k in _VOLATILE:

@@ -109,10 +109,13 @@ def loads_args(raw: bytes, counts: Counter):
     return out
 
 
+_ORDER = {UTF8, SURROGATE, NONFINITE, BIGINT}
+
+
 def lines(counts: Counter, firsts: dict | None = None) -> list[str]:
     """Warning lines for the notes sheet and stderr, one per kind of repair."""
     out = []
-    for kind in (UTF8, SURROGATE, NONFINITE, BIGINT):
+    for kind in (UTF8, SURROGATE, NONFINITE, BIGINT, *sorted(set(counts) - _ORDER)):
         n = counts.get(kind, 0)
         if n:
             where = f" (first in event {firsts[kind]})" if firsts and kind in firsts else ""

@@ -62,7 +62,7 @@ class Scan:
     the events completed since the start, ``end`` the index of the array's ``]`` (or -1).
     """
 
-    __slots__ = ("i", "depth", "str_floor", "last", "count", "end", "ev_start", "starts")
+    __slots__ = ("i", "depth", "str_floor", "last", "count", "end", "ev_start", "starts", "ends")
 
     def __init__(self, start: int, record_starts: bool = False):
         self.i = start
@@ -73,6 +73,7 @@ class Scan:
         self.end = -1
         self.ev_start = -1
         self.starts: list[int] | None = [] if record_starts else None
+        self.ends: list[int] = []
 
     def shift(self, d: int) -> None:
         """The buffer lost its first ``d`` bytes."""
@@ -137,6 +138,8 @@ class Scan:
                             raise ScanError(j, "']' closes an event object")
                         self.last = i
                         self.count += 1
+                        if self.starts is not None:
+                            self.ends.append(i)
                         self.ev_start = -1
         finally:
             self.i, self.depth = i, depth
@@ -145,17 +148,23 @@ class Scan:
 def _unexpected(buf, i: int) -> str:
     c = bytes(buf[i:i + 1])
     shown = c.decode("latin-1") if 0x21 <= c[0] < 0x7F else f"\\x{c[0]:02x}"
-    return f"unexpected {shown!r} between events (each traceEvents element must be an object)"
+    return f"unexpected '{shown}' between events (each traceEvents element must be an object)"
 
 
 def event_starts(buf, start: int, stop: int) -> list[int]:
     """Start indices of the events in ``buf[start:stop]`` (which starts at a boundary)."""
+    return event_spans(buf, start, stop)[0]
+
+
+def event_spans(buf, start: int, stop: int) -> tuple[list[int], list[int]]:
+    """(start indices, end indices) of the events in ``buf[start:stop]``; the last event
+    may have no end (it is cut off or broken)."""
     s = Scan(start, record_starts=True)
     try:
         s.run(buf, stop)
     except ScanError:
         pass
-    return s.starts or []
+    return s.starts or [], s.ends
 
 
-__all__ = ["Scan", "ScanError", "event_starts", "string_end", "resume_point"]
+__all__ = ["Scan", "ScanError", "event_starts", "event_spans", "string_end", "resume_point"]

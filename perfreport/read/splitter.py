@@ -25,7 +25,7 @@ import msgspec
 
 from perfreport.errors import BadInput
 from perfreport.read import repair
-from perfreport.read.scan import Scan, ScanError, event_starts, resume_point, string_end
+from perfreport.read.scan import Scan, ScanError, event_spans, event_starts, resume_point, string_end
 
 MiB = 1 << 20
 MAX_PREFIX = 64 * MiB     # bytes before "traceEvents": [ (metadata keys written first)
@@ -37,7 +37,6 @@ MAX_DEPTH_HINT = 900      # nesting the decoder follows (its recursion limit is 
 _WS_COMMA = re.compile(rb"[ \t\r\n]*,")
 _WS = re.compile(rb"[ \t\r\n]*")
 _TS_KEY = b'"traceEvents"'
-_COLON = re.compile(rb"[ \t\r\n]*(:?)[ \t\r\n]*")
 _ERR_AT = re.compile(r"\(byte (\d+)\)")
 _VAL_AT = re.compile(r"^(.*?)(?: - at `\$\[(\d+)\](.*)`)?$", re.S)
 
@@ -85,12 +84,18 @@ class _Splitter:
         i = depth = 0
         floor = -1              # inside a string (resume index) when >= 0
         key_at = -1             # a depth-1 "traceEvents" string waiting for its ':' and '['
+        key_scan, key_colon = 0, False
         started = False
+        lead = -1
         for chunk in it:
             buf += chunk
             n = len(buf)
             if not started:
-                j = _WS.match(buf, 3 if buf[:3] == b"\xef\xbb\xbf" else 0).end()
+                if lead < 0:
+                    if n < 3:
+                        continue
+                    lead = 3 if buf[:3] == b"\xef\xbb\xbf" else 0
+                lead = j = _WS.match(buf, lead).end()     # resumed: blanks scanned once
                 if j >= n:
                     if n > MAX_PREFIX:
                         self.fail(f"no JSON value in the first {_mib(MAX_PREFIX)} (only blanks)")
@@ -104,14 +109,18 @@ class _Splitter:
                 started, i, depth = True, j + 1, 1
             while True:
                 if key_at >= 0:
-                    m = _COLON.match(buf, key_at + len(_TS_KEY))
-                    k = m.end()
+                    k = key_scan = _WS.match(buf, key_scan).end()
                     if k >= n:
                         break                       # need more bytes to decide
-                    if m.group(1):
+                    if not key_colon and buf[k] == 0x3A:       # ':'
+                        key_colon, key_scan = True, k + 1
+                        continue
+                    if key_colon:
                         if buf[k] != 0x5B:
                             self.fail(f"traceEvents (byte {key_at}) is not an array")
                         prefix = bytes(buf[:key_at])
+                        if prefix[:3] == b"\xef\xbb\xbf":        # a UTF-8 byte order mark
+                            prefix = b"   " + prefix[3:]
                         del buf[:k + 1]
                         self.base = k + 1
                         return prefix
@@ -122,7 +131,7 @@ class _Splitter:
                         i = resume_point(buf, floor)
                         break
                     if depth == 1 and k - (floor - 1) == len(_TS_KEY) and buf[floor - 1:k] == _TS_KEY:
-                        key_at = floor - 1
+                        key_at, key_scan, key_colon = floor - 1, k, False
                     floor, i = -1, k
                     continue
                 m = _BRACKETS.search(buf, i)
@@ -142,8 +151,14 @@ class _Splitter:
                         self.fail("JSON has no traceEvents array (not a PyTorch profiler trace)")
             if n > MAX_PREFIX:
                 self.fail(f"no top-level traceEvents array in the first {_mib(MAX_PREFIX)}")
-        if not started:
-            self.fail("input is empty" if not buf else "only blanks, no JSON value")
+        if not started:         # fewer than 3 bytes, or only blanks
+            b = bytes(buf).strip()
+            if not buf or not b:
+                self.fail("input is empty" if not buf else "only blanks, no JSON value")
+            if b[:1] == b"[":
+                self.fail("JSON array at top level; expected a Kineto trace object with traceEvents")
+            if b[:1] != b"{":
+                self.fail(f"not JSON: starts with byte {b[:1]!r} (a Kineto trace is a JSON object)")
         self.fail("truncated JSON: the input ends before the traceEvents array"
                   if depth else "not JSON (or truncated): no traceEvents array found")
 
@@ -181,25 +196,34 @@ class _Splitter:
         buf, pos = self.buf, self.pos
         if self.scan is None:
             cut = _last_cut(buf, pos, len(buf))
-            if cut > pos:
+            tries = 0
+            while cut > pos:
                 events = self.decode(pos, cut, fast=True)
-                if events is not None:
+                if isinstance(events, list):
                     self.pos = pos = cut
                     yield events
                     if not final:
                         return
-                else:
-                    self.scan = Scan(pos)
-            elif not final and len(buf) - pos <= SLOW_AFTER:
-                return
+                    break
+                if events is _RETRY and tries < FAST_RETRIES:
+                    tries += 1        # the cut was inside a nested object or a string
+                    cut = _last_cut(buf, pos, cut - 1)
+                    continue
+                self.scan = Scan(pos)
+                break
+            else:
+                if not final and len(buf) - pos <= SLOW_AFTER:
+                    return
             if self.scan is None:
                 self.scan = Scan(pos)
         sc = self.scan
         try:
             sc.run(buf)
         except ScanError as exc:
-            self.fail(f"invalid JSON at byte {self.base + exc.index} "
-                      f"(traceEvents[{self.split.n_events + sc.count}]): {exc.problem}")
+            n = self.split.n_events + sc.count
+            where = (f"in traceEvents[{n}]" if sc.ev_start >= 0 else
+                     f"after traceEvents[{n - 1}]" if n else "before traceEvents[0]")
+            self.fail(f"invalid JSON at byte {self.base + exc.index} ({where}): {exc.problem}")
         progressed = sc.last > pos
         if progressed:
             events = self.decode(pos, sc.last, fast=False)
@@ -229,8 +253,11 @@ class _Splitter:
             self.fail(f"more than {_mib(MAX_EVENT)} of blanks after byte {self.base + pos} "
                       "with no event")
 
-    def decode(self, pos: int, cut: int, fast: bool) -> list | None:
-        """Events of ``buf[pos:cut]``; None when ``fast`` and the cut may be wrong."""
+    def decode(self, pos: int, cut: int, fast: bool):
+        """Events of ``buf[pos:cut]``. With ``fast`` (the cut may be wrong): ``_RETRY`` when
+        the error says the cut was (an earlier cut may do), ``_SLOW`` when the scan must
+        decide (the array ended, or bytes to repair); a structural error before the cut is
+        real whatever the cut, and is reported at once."""
         buf = self.buf
         start = _skip_comma(buf, pos, cut)
         with memoryview(buf) as mv:
@@ -241,7 +268,10 @@ class _Splitter:
             self.invalid(doc, start, exc)
         except (msgspec.DecodeError, RecursionError) as exc:
             if fast:
-                return None
+                verdict = _fast_verdict(doc, exc)
+                if verdict is not None:
+                    return verdict
+                self.syntax(doc, start, exc)
             events = self.repaired(doc, start, exc)
         self.split.n_batches += 1
         self.split.n_events += len(events)
@@ -283,9 +313,18 @@ class _Splitter:
         what = _ERR_AT.sub("", msg).replace("JSON is malformed: ", "").strip()
         if what == "Input data was truncated":
             what = "unterminated string or value"
-        idx, ev_at = self._locate(doc, start, k)
-        at = f"at byte {self.base + start + k - 1}" if exact else f"in the event starting at byte {ev_at}"
-        self.fail(f"invalid JSON {at} (traceEvents[{idx}]): {what}")
+        starts, ends = event_spans(doc, 1, len(doc))
+        i = sum(1 for s in starts if s <= k) - 1
+        n = self.split.n_events
+        if i < 0:
+            where = f"before traceEvents[{n}]"
+        elif i < len(ends) and k >= ends[i]:
+            where = f"after traceEvents[{n + i}]"
+        else:
+            where = f"in traceEvents[{n + i}]"
+        at = (f"at byte {self.base + start + k - 1}" if exact else
+              f"in the event starting at byte {self.base + start + starts[max(i, 0)] - 1}" if starts else "")
+        self.fail(f"invalid JSON {at} ({where}): {what}")
 
     def invalid(self, doc: bytes, start: int, exc: Exception, exact: bool = True):
         m = _VAL_AT.match(str(exc))
@@ -331,6 +370,25 @@ class _Splitter:
 
 
 _BRACKETS = re.compile(rb'[\[\]{}"]')
+_RETRY, _SLOW = object(), object()
+FAST_RETRIES = 8          # earlier cuts tried (one C decode each) before the Python scan
+_NONFINITE_AT = (b"NaN", b"Inf", b"-In")
+
+
+def _fast_verdict(doc: bytes, exc: Exception):
+    """What a failed fast decode means: ``_RETRY``, ``_SLOW``, or None (a real error)."""
+    if isinstance(exc, RecursionError):
+        return _SLOW
+    msg = str(exc)
+    m = _ERR_AT.search(msg)
+    if m is None:                       # "truncated" (a cut inside a string), bad UTF-8
+        return _RETRY if "truncated" in msg else _SLOW
+    k = int(m.group(1))
+    if k >= len(doc) - 1:               # at the ']' we appended: the cut was inside a value
+        return _RETRY
+    if "trailing characters" in msg or "surrogate" in msg or doc[k:k + 3] in _NONFINITE_AT:
+        return _SLOW                    # the array ended before the cut / something to repair
+    return None
 
 
 def _deepest(doc: bytes, limit: int) -> int:

@@ -11,8 +11,10 @@ applied, so no cell shows ``###``), a data bar on the roofline % columns. Excel 
 """
 from __future__ import annotations
 
+import gc
 import math
 import re
+import sys
 from pathlib import Path
 
 from openpyxl import Workbook
@@ -21,6 +23,7 @@ from openpyxl.formatting.rule import DataBarRule
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 
+from perfreport.errors import BadInput
 from perfreport.writers.atomic import atomic_path
 from perfreport.writers.cells import MAX_CELL, excel_cell, rows, text
 from perfreport.writers.column_docs import columns_rows
@@ -140,7 +143,7 @@ def _write_sheet(wb, title: str, header: list[str], data: list[list], formats: d
     return ws
 
 
-def _clip(data: list[list], name: str, warnings: list[str]) -> list[list]:
+def _clip(data: list[list], name: str, warnings: list[str], cut: dict) -> list[list]:
     """Excel's row cap, and a warning for the text cells :func:`excel_cell` will cut (counted
     up front: the notes sheet, written second, lists them)."""
     if len(data) > MAX_ROWS:
@@ -149,7 +152,7 @@ def _clip(data: list[list], name: str, warnings: list[str]) -> list[list]:
     n = sum(1 for r in data for v in r             # an escape is at most 6 characters per one
             if isinstance(v, str) and len(v) > MAX_CELL // 6 and len(text(v)) > MAX_CELL)
     if n:
-        warnings.append(f"{name}: {n} cells over {MAX_CELL} characters were shortened")
+        cut[name] = n
     return data
 
 
@@ -176,13 +179,40 @@ def notes_rows(sheets, notes, spec=None, coverage: str | None = None) -> list[li
 
 def write_workbook(sheets, path: str | Path, notes: list[str] | None = None, *, spec=None,
                    coverage: str | None = None) -> list[str]:
-    """Write ``sheets`` to ``path`` atomically; returns warnings (e.g. truncations)."""
+    """Write ``sheets`` to ``path`` atomically; returns warnings (e.g. truncations).
+    A write error (disk full, a size limit) is one :class:`BadInput` line; nothing is left."""
+    hook = sys.unraisablehook
+    try:
+        try:
+            return _write(sheets, path, notes, spec, coverage)
+        except OSError as exc:  # openpyxl spools rows to temporary files: a full disk shows here
+            sys.unraisablehook = _ignore     # its half-written sheets complain when freed
+            kept = "; the previous file is unchanged" if Path(path).exists() else ""
+            problem = f"write failed ({exc.strerror or exc}); nothing written{kept}"
+        except BaseException:   # an interrupt: the same quiet cleanup, then unwind
+            sys.unraisablehook = _ignore
+            raise
+    finally:
+        gc.collect()
+        sys.unraisablehook = hook
+    raise BadInput(str(path), problem)
+
+
+def _ignore(unraisable) -> None:
+    return None
+
+
+def _write(sheets, path, notes, spec, coverage) -> list[str]:
     warnings: list[str] = []
     prepared = []
+    cut: dict[str, int] = {}
     for sh in sheets:
         header, idx = ordered(sh)
-        data = _clip([[r[i] for i in idx] for r in rows(sh)], sh.name, warnings)
+        data = _clip([[r[i] for i in idx] for r in rows(sh)], sh.name, warnings, cut)
         prepared.append((sh, header, data))
+    if cut:             # one line for all sheets: the text is whole in the CSV and JSON
+        warnings.append(f"{sum(cut.values())} cells over {MAX_CELL} characters were shortened "
+                        f"(sheets: {', '.join(cut)}; the CSV output has them whole)")
     prepared.sort(key=lambda p: p[0].name != UNIFIED)          # stable: unified first
     wb = Workbook(write_only=True)
     first, rest = prepared[:1], prepared[1:]

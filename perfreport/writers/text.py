@@ -1,6 +1,7 @@
 """CSV and JSON output of sheets (files or stdout)."""
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
@@ -53,22 +54,42 @@ def json_text(sheet) -> str:
 
 
 def write_csv_dir(sheets, directory: str | Path, protect: dict | None = None) -> list[Path]:
-    """One ``<sheet>.csv`` per sheet, each atomically; every target is checked first (none
-    may be a non-regular file or one of the ``protect`` inputs), so a refusal writes none."""
+    """One ``<sheet>.csv`` per sheet. Every target is checked first (none may be a
+    non-regular file or one of the ``protect`` inputs) and every file is written to a
+    temporary beside it before the first is renamed into place, so a refusal, a full disk
+    or an interrupt leaves none of the new files (and no temporary)."""
     from perfreport.writers.targets import check_csv_names
     d = Path(directory)
     check_csv_names(d, [sh.name for sh in sheets], protect or {})
+    created = []
     try:
-        d.mkdir(parents=True, exist_ok=True)
+        for parent in reversed([d, *d.parents]):
+            if not parent.exists():
+                parent.mkdir()
+                created.append(parent)
     except OSError as exc:
+        _rmdirs(created)
         raise BadInput(str(d), f"cannot create the CSV directory: {exc.strerror}") from None
-    out = []
-    for sh in sheets:
-        p = d / f"{sh.name}.csv"
-        with atomic_path(p, suffix=".csv") as tmp:
-            tmp.write_text(csv_text(sh), encoding="utf-8")
-        out.append(p)
-    return out
+    try:
+        with contextlib.ExitStack() as stack:
+            out = []
+            for sh in sheets:
+                p = d / f"{sh.name}.csv"
+                tmp = stack.enter_context(atomic_path(p, suffix=".csv"))
+                tmp.write_text(csv_text(sh), encoding="utf-8")
+                out.append(p)
+    except BaseException:
+        _rmdirs(created)      # the directories this call made, if still empty
+        raise
+    return out        # the ExitStack renamed them all (in reverse order) once all were written
+
+
+def _rmdirs(dirs) -> None:
+    for p in reversed(dirs):
+        try:
+            p.rmdir()
+        except OSError:
+            break
 
 
 def write_stdout(s: str, stream=None) -> None:
