@@ -77,6 +77,17 @@ def sheet_table(sheet, max_rows: int | None = None, columns: list[str] | None = 
     return t
 
 
+def table_text(sheet, min_width: int = 80) -> str:
+    """``--format table``: the sheet as aligned text as wide as it needs (at least
+    ``min_width``), so no number is folded or cut, whatever the terminal."""
+    import io
+    t = sheet_table(sheet)
+    need = Console(width=100_000, file=_Null()).measure(t).maximum
+    buf = io.StringIO()
+    Console(file=buf, width=max(min_width, need), color_system=None).print(t)
+    return buf.getvalue()
+
+
 # (key, header, min console width to show it, formatter) in the order shown; name is separate
 _COLUMNS = [
     ("shape", "shape", 100, None),

@@ -31,7 +31,7 @@ th{background:#ddebf7;position:sticky;top:0}
 #top th{cursor:pointer} #top th[aria-sort=ascending]::after{content:" ▲"}
 #top th[aria-sort=descending]::after{content:" ▼"}
 td.name{max-width:460px;overflow:hidden;text-overflow:ellipsis}
-td.shape{max-width:260px;overflow:hidden;text-overflow:ellipsis}
+td.shape,td.flags{max-width:260px;overflow:hidden;text-overflow:ellipsis}
 .coverage{background:#f6f6f6;border-left:4px solid #4e79a7;padding:8px 12px}
 .bar{display:flex;height:22px;width:900px;border:1px solid #999}
 .bar div{height:100%} .muted{color:#666}
@@ -82,8 +82,8 @@ def top_table(rows) -> str:
         for k, _, f in cols:
             v = r.get(k)
             if f is None:
-                cls = f' class="{k}"' if k in ("name", "shape") else ""
-                title = f' title="{esc(v)}"' if k in ("name", "shape") and v else ""
+                cls = f' class="{k}"' if k in ("name", "shape", "flags") else ""
+                title = f' title="{esc(v)}"' if k in ("name", "shape", "flags") and v else ""
                 cells.append(f"<td{cls}{title}>{esc(v)}</td>")
             elif isinstance(v, (int, float)) and not isinstance(v, bool):
                 cells.append(f'<td class="n" data-v="{float(v)!r}">{esc(f(v))}</td>')

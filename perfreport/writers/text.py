@@ -124,8 +124,5 @@ def print_sheet(sheet, fmt: str, stream=None) -> None:
     elif fmt == "json":
         write_stdout(json_text(sheet), stream)
     else:
-        from perfreport.writers.console import sheet_table
-        from rich.console import Console
-        buf = io.StringIO()
-        Console(file=buf, width=200).print(sheet_table(sheet))
-        write_stdout(buf.getvalue(), stream)
+        from perfreport.writers.console import table_text
+        write_stdout(table_text(sheet), stream)

@@ -103,3 +103,14 @@ def test_archs_fits_120_columns():
     row = next(line for line in lines if line.strip().startswith("matrix_bf16"))
     assert "989.4" in row and "1307.4" in row                 # H100/H200 and MI300X on one line
     assert any("NVIDIA H100 SXM5 80GB" in line for line in lines)
+
+
+def test_format_table_never_folds_a_number():
+    r = subprocess.run([sys.executable, "-m", "perfreport.cli", "analyze", str(FIX / "h100_qwen_0.5b.json.gz"),
+                        "--sheet", "unified", "--format", "table", "-q"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    body = [line for line in r.stdout.splitlines() if line.startswith("│")]
+    csv_rows = subprocess.run([sys.executable, "-m", "perfreport.cli", "analyze", str(FIX / "h100_qwen_0.5b.json.gz"),
+                               "--sheet", "unified", "--format", "tsv", "-q"], capture_output=True, text=True)
+    assert len(body) == len(csv_rows.stdout.splitlines()) - 1     # one line per row: nothing wrapped
+    assert "4,055.251" in body[0] and "aten::mm" in body[0]     # aten::mm time sum in full
