@@ -14,7 +14,11 @@ signatures of the serving stacks compute small real results in torch, run under
   ``vllm::outplace_fused_experts(hidden, w1[E,2I,H], w2[E,H,I], topk_weights, topk_ids)``
   in BF16, once with E=8, k=2 and once with E=1, k=1 (a dense gated MLP whose two GEMMs
   are recorded as ``aten::mm`` children); ``_moe_C::topk_softmax`` and
-  ``_moe_C::moe_align_block_size``.
+  ``_moe_C::moe_align_block_size``; aiter's ``aiter::fmoe_g1u1(out, input, gate, down,
+  sorted_token_ids, sorted_weights, sorted_expert_ids, num_valid_ids, topk, input_scale,
+  fc1_scale, fc2_scale)`` with FP8 (e4m3fnuz) activations and weights and per-channel
+  scales, and the two-stage ``aiter::ck_moe_stage1`` / ``ck_moe_stage2`` in BF16, all on
+  the same sorted routing (token·k + slot ids grouped by expert in blocks of 4).
 
 * ``fixtures/serving_kv_cache.json.gz``: ``_C_cache_ops::reshape_and_cache_flash`` with a
   BF16 cache and an FP8 cache stored as ``uint8``, ``_C_cache_ops::reshape_and_cache``
@@ -150,6 +154,61 @@ def moe_align_block_size(topk_ids, num_experts, block_size, sorted_token_ids, ex
     num_tokens_post_pad.fill_(pos)
 
 
+def _sorted_routing(topk_ids, block):
+    """aiter-style sorting: (sorted ids = t·k + j padded per expert to a block multiple with
+    the sentinel T·k, expert id per block, number of valid entries)."""
+    n, k = topk_ids.shape
+    ids, experts = [], []
+    for e in range(E):
+        hits = [t * k + j for t in range(n) for j in range(k) if int(topk_ids[t, j]) == e]
+        while len(hits) % block:
+            hits.append(n * k)
+        ids += hits
+        experts += [e] * (len(hits) // block)
+    return (torch.tensor(ids, dtype=torch.int32), torch.tensor(experts, dtype=torch.int32),
+            torch.tensor([len(ids)], dtype=torch.int32))
+
+
+def _by_block(sorted_ids, sorted_experts, n_tokens, k, fn):
+    block = sorted_ids.numel() // sorted_experts.numel()
+    for b, e in enumerate(sorted_experts.tolist()):
+        for i in sorted_ids[b * block:(b + 1) * block].tolist():
+            if i < n_tokens * k:
+                fn(e, *divmod(i, k))
+
+
+def fmoe_g1u1(out, input, gate, down, sorted_token_ids, sorted_weights, sorted_expert_ids,
+              num_valid_ids, topk, input_scale, fc1_scale, fc2_scale):
+    acc = torch.zeros(out.shape, dtype=torch.float32)
+
+    def one(e, t, j):
+        x = input[t].float() * input_scale[t]
+        h = gate[e].float() * fc1_scale[e] @ x
+        g, u = h.chunk(2)
+        acc[t] += float(sorted_weights[t * topk + j]) * (down[e].float() * fc2_scale[e] @ (
+            torch.nn.functional.silu(g) * u))
+    _by_block(sorted_token_ids, sorted_expert_ids, input.shape[0], topk, one)
+    out.copy_(acc)
+
+
+def ck_moe_stage1(hidden_states, w1, w2, sorted_token_ids, sorted_expert_ids, num_valid_ids,
+                  out, topk, kernelName, w1_scale, a1_scale, block_m, sorted_weights):
+    def one(e, t, j):
+        g, u = (w1[e].float() @ hidden_states[t].float()).chunk(2)
+        out[t, j] = (torch.nn.functional.silu(g) * u).to(out.dtype)
+    _by_block(sorted_token_ids, sorted_expert_ids, hidden_states.shape[0], topk, one)
+
+
+def ck_moe_stage2(inter_states, w1, w2, sorted_token_ids, sorted_expert_ids, num_valid_ids,
+                  out, topk, kernelName, w2_scale, a2_scale, block_m, sorted_weights):
+    acc = torch.zeros(out.shape, dtype=torch.float32)
+
+    def one(e, t, j):
+        acc[t] += float(sorted_weights[t * topk + j]) * (w2[e].float() @ inter_states[t, j].float())
+    _by_block(sorted_token_ids, sorted_expert_ids, inter_states.shape[0], topk, one)
+    out.copy_(acc.to(out.dtype))
+
+
 def register_ops() -> None:
     if _LIBS:
         return
@@ -163,6 +222,17 @@ def register_ops() -> None:
     _define("_moe_C", "moe_align_block_size(Tensor topk_ids, int num_experts, int block_size, "
             "Tensor(a!) sorted_token_ids, Tensor(b!) experts_ids, "
             "Tensor(c!) num_tokens_post_pad) -> ()", moe_align_block_size)
+    _define("aiter", "fmoe_g1u1(Tensor(a!) out, Tensor input, Tensor gate, Tensor down, "
+            "Tensor sorted_token_ids, Tensor sorted_weights, Tensor sorted_expert_ids, "
+            "Tensor num_valid_ids, int topk, Tensor input_scale, Tensor fc1_scale, "
+            "Tensor fc2_scale) -> ()", fmoe_g1u1)
+    stage = ("Tensor sorted_token_ids, Tensor sorted_expert_ids, Tensor num_valid_ids, "
+             "Tensor(a!) out, int topk, str kernelName, Tensor? {s}_scale, Tensor? {a}_scale, "
+             "int block_m, Tensor? sorted_weights) -> ()")
+    _define("aiter", "ck_moe_stage1(Tensor hidden_states, Tensor w1, Tensor w2, "
+            + stage.format(s="w1", a="a1"), ck_moe_stage1)
+    _define("aiter", "ck_moe_stage2(Tensor inter_states, Tensor w1, Tensor w2, "
+            + stage.format(s="w2", a="a2"), ck_moe_stage2)
     _define("_C_cache_ops", "reshape_and_cache_flash(Tensor key, Tensor value, "
             "Tensor(a!) key_cache, Tensor(b!) value_cache, Tensor slot_mapping, "
             "str kv_cache_dtype, Tensor k_scale, Tensor v_scale) -> ()", reshape_and_cache_flash)
@@ -377,10 +447,30 @@ def _moe_steps(gen):
     w1, w2, w1d, w2d = bf(E, 2 * I, H), bf(E, H, I), bf(1, 2 * I, H), bf(1, H, I)
     tw = torch.softmax(torch.randn(T, K, generator=gen), -1)
     ti = torch.stack([torch.randperm(E, generator=gen)[:K] for _ in range(T)]).to(torch.int32)
-    return lambda: _moe_run(x, logits, w1, w2, w1d, w2d, tw, ti)
+    fp8 = torch.float8_e4m3fnuz
+    aiter_w = dict(gate=w1.float().to(fp8), down=w2.float().to(fp8),
+                   x=x.float().to(fp8), x_scale=torch.ones(T, 1),
+                   fc1_scale=torch.ones(E, 2 * I, 1), fc2_scale=torch.ones(E, H, 1))
+    return lambda: _moe_run(x, logits, w1, w2, w1d, w2d, tw, ti, aiter_w)
 
 
-def _moe_run(x, logits, w1, w2, w1d, w2d, tw, ti) -> None:
+def _aiter_run(x, w1, w2, tw, ti, a) -> None:
+    sid, seid, nvalid = _sorted_routing(ti, 4)
+    sw = tw.reshape(-1)
+    out = torch.empty(T, H, dtype=torch.bfloat16)
+    torch.ops.aiter.fmoe_g1u1(out, a["x"], a["gate"], a["down"], sid, sw, seid, nvalid, K,
+                              a["x_scale"], a["fc1_scale"], a["fc2_scale"])
+    inter = torch.empty(T, K, I, dtype=torch.bfloat16)
+    torch.ops.aiter.ck_moe_stage1(x, w1, w2, sid, seid, nvalid, inter, K, "", None, None, 4, None)
+    out2 = torch.empty(T, H, dtype=torch.bfloat16)
+    torch.ops.aiter.ck_moe_stage2(inter, w1, w2, sid, seid, nvalid, out2, K, "", None, None, 4, sw)
+    for o in (out, out2):
+        if not torch.isfinite(o.float()).all():
+            raise SystemExit("stand-in aiter MoE produced non-finite output")
+
+
+def _moe_run(x, logits, w1, w2, w1d, w2d, tw, ti, aiter_w) -> None:
+    _aiter_run(x, w1, w2, tw, ti, aiter_w)
     out = torch.ops.vllm.moe_forward(x, logits, "model.layers.0.mlp.experts")
     out2 = torch.ops.vllm.outplace_fused_experts(x, w1, w2, tw, ti)
     out3 = torch.ops.vllm.outplace_fused_experts(x, w1d, w2d, torch.ones(T, 1),

@@ -47,10 +47,17 @@ Signatures (positional, as traces record them):
 * ``aiter::fmoe[_g1u1|_int8_g1u0|_fp8_g1u1_a16|...](out[T,H], input[T,H], gate[E,N1,H],
   down[E,H,I], sorted_token_ids, sorted_weights, sorted_expert_ids, num_valid_ids, topk,
   ...scales)`` (aiter csrc/pybind moe_op_pybind.cu).
+* aiter's two-stage CK path, one GEMM each: ``aiter::ck_moe_stage1(hidden_states[T,H],
+  w1, w2, sorted_token_ids, sorted_expert_ids, num_valid_ids, out[T,k,*], topk,
+  kernelName, w1_scale, a1_scale, ...)`` = the first GEMM (``2·T·k·H·N1`` FLOPs, w1 of the
+  D touched experts) and ``aiter::ck_moe_stage2(inter_states[T,k,I], w1, w2, ...,
+  out[T,H], topk, kernelName, w2_scale, a2_scale, ...)`` = the second (``2·T·k·I·H``, w2)
+  (aiter ops/moe_op.py). Each stage's bytes: its input + output + sorted-id tensors + its
+  weight (and scales) for D experts.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from perfreport.errors import ModelError
 from perfreport.models.args import Tensor, arg_int, nargs, perf_meta, tensor, tensor_opt
@@ -215,15 +222,20 @@ class FusedMoE(PerfModel):
         return precision_of(self.x.dtype)    # 16-bit activations (weights upcast in registers)
 
 
-def _per_expert_extra(op, E: int, start: int, skip: set[int]) -> float:
-    """Bytes per expert of later tensor arguments whose first dim is E (scales, zp, bias)."""
-    total = 0.0
+def _later_tensors(op, E: int, start: int) -> tuple[float, list[Tensor]]:
+    """Tensor arguments from ``start`` on: (bytes per expert of those whose first dim is E
+    -- scales, zero points, biases --, the others -- activation scales, routing weights --
+    which are read once)."""
+    per_expert, once = 0.0, []
     for i in range(start, nargs(op)):
         t = tensor_opt(op, i)
-        if i in skip or t is None or not t.shape or t.shape[0] != E:
+        if t is None:
             continue
-        total += t.nbytes / E
-    return total
+        if t.shape and t.shape[0] == E:
+            per_expert += t.nbytes / E
+        else:
+            once.append(t)
+    return per_expert, once
 
 
 class FusedExperts(FusedMoE):
@@ -239,9 +251,9 @@ class FusedExperts(FusedMoE):
             raise ModelError(f"{op.name}: topk_ids {list(ti.shape)} is not [T, k]")
         self.k = ti.shape[1]
         E = w1.shape[0] if w1.shape else 0
-        extra = _per_expert_extra(op, E, 5, set())
+        extra, once = _later_tensors(op, E, 5)
         self.experts = solve_experts(op, self.x.shape[-1], w1, w2, extra)
-        self.io = [self.x, tw, ti]
+        self.io = [self.x, tw, ti] + once
         self.out_bytes = self.x.nbytes
 
 
@@ -258,10 +270,49 @@ class AiterFmoe(FusedMoE):
         if not self.k:
             raise ModelError(f"{op.name}: topk (argument 8) not recorded")
         E = w1.shape[0] if w1.shape else 0
-        extra = _per_expert_extra(op, E, 9, set())
+        extra, once = _later_tensors(op, E, 9)
         self.experts = solve_experts(op, self.x.shape[-1], w1, w2, extra)
-        self.io = [self.x] + [t for t in (tensor_opt(op, i) for i in range(4, 8)) if t]
+        self.io = [self.x] + [t for t in (tensor_opt(op, i) for i in range(4, 8)) if t] + once
         self.out_bytes = out.nbytes
+
+
+class AiterCkMoeStage(FusedMoE):
+    """aiter::ck_moe_stage1 / ck_moe_stage2: one of the two expert GEMMs (see module doc)."""
+
+    def _parse(self):
+        op = self.op
+        self.stage = 2 if op.name.endswith("stage2") else 1
+        x = tensor(op, 0, "inter_states" if self.stage == 2 else "hidden_states")
+        w1, w2 = tensor(op, 1, "w1"), tensor(op, 2, "w2")
+        out = tensor(op, 6, "out")
+        self.k = arg_int(op, 7)
+        if not self.k:
+            raise ModelError(f"{op.name}: topk (argument 7) not recorded")
+        H = out.shape[-1] if self.stage == 2 else x.shape[-1]
+        E = w1.shape[0] if w1.shape else 0
+        extra, once = _later_tensors(op, E, 8)     # this stage's weight scale, a-scale, weights
+        full = solve_experts(op, H, w1, w2)
+        w = w2 if self.stage == 2 else w1
+        per = w.nbytes / E + extra
+        if extra == 0.0 and full.weight_format.startswith("mxfp4"):
+            n1 = 2 * full.I if full.gated else full.I
+            per += (full.I * H if self.stage == 2 else H * n1) * MX_SCALE_BYTES / MX_BLOCK
+        self.experts = replace(full, bytes_per_expert=per)
+        # T tokens: hidden_states[T, H] (stage 1) or inter_states[T, k, I] (stage 2)
+        self.x = Tensor((x.shape[0], H), x.dtype)
+        self.io = [x] + [t for t in (tensor_opt(op, i) for i in (3, 4, 5)) if t] + once
+        self.out_bytes = out.nbytes
+
+    def params(self) -> dict:
+        p = super().params()
+        p["stage"] = self.stage
+        return p
+
+    def flops(self) -> float:
+        e = self.experts
+        n1 = 2 * e.I if e.gated else e.I
+        per_token = e.I * e.H if self.stage == 2 else e.H * n1
+        return 2.0 * self.T * self.k * per_token
 
 
 class VllmMoeForward(FusedMoE):
@@ -300,6 +351,6 @@ class VllmMoeForward(FusedMoE):
         self.out_bytes = self.x.nbytes
 
 
-__all__ = ["FusedMoE", "FusedExperts", "AiterFmoe", "VllmMoeForward", "Experts",
+__all__ = ["FusedMoE", "FusedExperts", "AiterFmoe", "AiterCkMoeStage", "VllmMoeForward", "Experts",
            "solve_experts", "experts_from_config", "expected_distinct", "distinct_bounds",
            "MX_BLOCK", "FORMAT_BITS"]

@@ -131,3 +131,29 @@ def test_vllm_gpt_oss_decode_capture():
     assert m.experts.bytes_per_expert == 14413824
     d = 32 * (1 - (28 / 32) ** 32)                       # 31.554...
     assert m.bytes() == pytest.approx(2 * 32 * 3072 * 2 + 32 * 32 * 2 + d * 14413824)
+
+
+def test_aiter_fmoe_g1u1_fp8(moe_tree):
+    m = model_for("aiter::fmoe_g1u1")(_one(moe_tree, "aiter::fmoe_g1u1"))
+    assert m.compute_spec() == "matrix_fp8" and m.experts.weight_format == "fp8"
+    assert m.flops() == 442368                       # same routed GEMMs as the BF16 forms
+    # per expert: gate [192, 64] fp8 12288 + down [64, 96] 6144 + fc1_scale [192, 1] f32 768
+    # + fc2_scale [64, 1] f32 256 = 19456
+    assert m.experts.bytes_per_expert == 19456
+    # io: input [6, 64] fp8 384 + sorted ids 24·4 + sorted weights 12·4 + expert ids 6·4
+    # + num_valid 4 + input_scale [6, 1] f32 24 = 580; out [6, 64] bf16 768
+    assert m.bytes() == pytest.approx(580 + 768 + 6.576171875 * 19456)
+
+
+def test_aiter_ck_two_stages_add_up_to_the_fused_flops(moe_tree):
+    s1 = model_for("aiter::ck_moe_stage1")(_one(moe_tree, "aiter::ck_moe_stage1"))
+    s2 = model_for("aiter::ck_moe_stage2")(_one(moe_tree, "aiter::ck_moe_stage2"))
+    assert s1.flops() == 2 * 6 * 2 * 64 * 192 == 294912          # GEMM 1: H -> 2I
+    assert s2.flops() == 2 * 6 * 2 * 96 * 64 == 147456           # GEMM 2: I -> H
+    assert s1.flops() + s2.flops() == 442368
+    # stage 1: hidden 768 + ids 96 + 24 + 4 + out [6, 2, 96] bf16 2304 + D · w1 [192, 64] bf16
+    assert s1.experts.bytes_per_expert == 24576
+    assert s1.bytes() == pytest.approx(768 + 124 + 2304 + 6.576171875 * 24576)
+    # stage 2: inter [6, 2, 96] 2304 + ids 124 + sorted_weights [12] f32 48 + out 768 + D · w2
+    assert s2.experts.bytes_per_expert == 12288
+    assert s2.bytes() == pytest.approx(2304 + 124 + 48 + 768 + 6.576171875 * 12288)
