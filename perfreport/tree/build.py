@@ -45,13 +45,38 @@ import numpy as np
 
 from perfreport.events import NONE, SIDE, Columns, GpuEvent, Op
 from perfreport.read import RawTrace, heap
-from perfreport.read.kineto import C_DRIVER, C_RUNTIME, C_USER_ANNOTATION, CATS, Collector
+from perfreport.read.kineto import (C_CPU_OP, C_DRIVER, C_RUNTIME, C_USER_ANNOTATION, CATS,
+                                    Collector)
 from perfreport.tree.dedup import drop_duplicates, duplicates_warning
 from perfreport.tree.link import (chain_owner, foldable, graph_rows, link_rows,
                                   merge_same_name, stream_exclusive)
 from perfreport.tree.trace_tree import TraceTree
 
 _CAPTURE = re.compile(r"(hip|cuda|cu)StreamBeginCapture")
+
+
+# Ops whose kernel-less cpu_op descendants are kept on traces with GPU events: their children
+# carry shapes the op itself does not take (passes/moe_meta.py reads the views of the expert
+# weights and the routing op's top-k under vllm::moe_forward).
+KEEP_SUBTREES = ("vllm::moe_forward", "vllm::moe_forward_shared")
+
+
+def _keep_subtrees(col: Collector, keep, parent, cat, name) -> None:
+    """Mark every cpu_op below a kept op named in :data:`KEEP_SUBTREES` (in place)."""
+    codes = [i for i, s in enumerate(col.names) if s in KEEP_SUBTREES]
+    if not codes:
+        return
+    mark = np.isin(name, codes) & keep
+    if not mark.any():
+        return
+    child = (parent >= 0) & (cat == C_CPU_OP)
+    up = np.where(child, parent, 0)
+    while True:                            # one pass per nesting level below the roots
+        new = child & ~mark & mark[up]
+        if not new.any():
+            break
+        mark |= new
+    keep |= mark
 
 
 def _trim() -> None:
@@ -111,6 +136,7 @@ def _build(raw: RawTrace) -> TraceTree:
             p = np.unique(p[~keep[p]])
             keep[p] = True
             front = p
+        _keep_subtrees(col, keep, parent, cat, name)
         fold = foldable(keep, launch, parent, graph)
         keep &= ~fold
     del same, graph
