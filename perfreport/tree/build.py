@@ -21,7 +21,8 @@ launched GPU event in its subtree (the launching ops and all their ancestors), e
 event and are graph launches (``*GraphLaunch*``: graph-capture merging moves their events),
 outside any op (they own their events in the report), or hold a kept event that is no
 foldable launch call. Kernel-less ``cpu_op`` s (``aten::empty``, ``aten::view`` ...) and runtime
-calls that launch nothing (``cudaFuncSetAttribute`` ...) carry no GPU time and are left out.
+calls that launch nothing (``cudaFuncSetAttribute`` ...) carry no GPU time and are left out,
+except the cpu_ops below an op named in :data:`KEEP_SUBTREES` (their shapes feed a pass).
 Every CPU event is kept when the trace has no GPU events (the CPU-only report needs them),
 when python frames were asked for, and for graph-capture traces (``*StreamBeginCapture``:
 the capture's kernel-less launch calls are the graph nodes). ``tree.n_events`` still counts
