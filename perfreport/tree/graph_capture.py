@@ -7,7 +7,9 @@ node, but no kernels for them (capture does not run them).
 
 Matching rule (vLLM decode example: 421/421, every kernel name equal):
 * the capture region is a ``user_annotation`` ``capture_<bs>_<mode>`` (named by
-  ``execution_details.json``, else chosen by node count);
+  ``execution_details.json``, else chosen by node count; a capture file holding several
+  batch sizes with the same node count: the region whose batch size equals the tokens of the
+  replay's iteration annotation, see :func:`step_tokens`);
 * its graph nodes are the kernel/memcpy/memset calls between ``*StreamBeginCapture`` and
   ``*StreamEndCapture`` inside it, by time, minus calls owning GPU events in the capture
   trace (they ran eagerly). Example: 428 launches = 421 nodes + 6 before BeginCapture +
@@ -38,6 +40,7 @@ from perfreport.events import DRIVER, KERNEL, MEMCPY, MEMSET, RUNTIME, USER_ANNO
 from perfreport.read import read_trace
 from perfreport.read.source import Source
 from perfreport.read.splitter import Split, iter_batches
+from perfreport.stats.iteration_formats import parse_iteration
 from perfreport.tree.build import build_tree
 from perfreport.tree.trace_tree import TraceTree
 
@@ -144,6 +147,32 @@ def _regions(ct: TraceTree, annotation: str | None, excluded: dict) -> list[_Reg
     return out
 
 
+_REGION_BS = re.compile(r"capture_(\d+)|\bbs[=_ ]?(\d+)")
+
+
+def region_batch_size(name: str) -> int | None:
+    """The batch size a capture region is named for: vLLM ``capture_<bs>_<mode>``, or a
+    ``bs=<n>`` / ``bs_<n>`` part; None when the name has none."""
+    m = _REGION_BS.search(name)
+    return int(m.group(1) or m.group(2)) if m else None
+
+
+def step_tokens(tree: TraceTree, launch: Op) -> int | None:
+    """Tokens of the innermost iteration annotation holding ``launch`` (c_sq + g_sq: the
+    padded batch a decode graph is captured for), or None."""
+    best = None
+    for a in tree.ops:
+        if a.cat != USER_ANNOTATION or not (a.ts - _EPS <= launch.ts <= a.end + _EPS):
+            continue
+        st = parse_iteration(a.name)
+        if st is None:
+            continue
+        n = (st.get("c_sq") or 0) + (st.get("g_sq") or 0)
+        if n and (best is None or a.ts >= best[0]):
+            best = (a.ts, n)
+    return best[1] if best else None
+
+
 def _align(nodes: list[Op], events: list[GpuEvent], names: dict, m: LaunchMatch):
     """(node index, event index) pairs; problems go to ``m.problems``."""
     kinds = [node_kind(n.name) for n in nodes]
@@ -225,6 +254,11 @@ def merge_graph_capture(tree: TraceTree, capture_tree: TraceTree, *,
         m = LaunchMatch(launch.name, launch.ts, len(events))
         rep.launches.append(m)
         fit = [r for r in regions if len(r.nodes) == len(events)]
+        if len(fit) > 1:                 # several batch sizes with the same node count
+            bs = step_tokens(tree, launch)
+            same = [r for r in fit if region_batch_size(r.ann.name) == bs]
+            if bs is not None and same:
+                fit = same
         region = fit[0] if fit else (regions[0] if len(regions) == 1 else None)
         if region is None:
             m.problems.append(f"no capture region with {len(events)} nodes (have "
@@ -350,5 +384,5 @@ def apply_capture_option(tree: TraceTree, capture_spec: str) -> str:
     return rep.summary()
 
 
-__all__ = ["GraphMergeReport", "LaunchMatch", "merge_graph_capture", "load_capture",
+__all__ = ["region_batch_size", "step_tokens", "GraphMergeReport", "LaunchMatch", "merge_graph_capture", "load_capture",
            "apply_capture_option", "node_kind"]

@@ -18,7 +18,7 @@ from perfreport.stats.iteration_formats import STAT_KEYS, parse_iteration
 from perfreport.tree import Op
 
 BF16, FNUZ, U8 = "c10::BFloat16", "c10::Float8_e4m3fnuz", "unsigned char"
-FIX = Path(__file__).resolve().parents[1] / "fixtures"
+FIX = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def _op(name, dims, types, stats, concrete=None, meta=None):

@@ -102,7 +102,7 @@ def test_inconsistent_heads_raise():
         sdpa.SdpaFlash(flash([1, 6, 8, 16], [1, 4, 8, 16], [1, 4, 8, 16]))
 
 
-REF = Path(__file__).parent / "data" / "reference_gemm_sdpa.csv"
+REF = Path(__file__).parents[1] / "data" / "reference_gemm_sdpa.csv"
 
 
 def sdpa_rows():

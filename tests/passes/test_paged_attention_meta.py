@@ -13,7 +13,7 @@ from perfreport.passes.paged_attention_meta import (mark_paged_attn_v1_parents,
                                                     mark_rocm_paged_attn_kvcache_dtype)
 from perfreport.tree import Op, TraceTree
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "fixtures"
 SHARED = ROOT.parent / "shared" / "traces" / "inference"
 DEC = "execute_4_context_0(sq0sk0sqsq0sqsk0)_generation_4(sq4sk331sqsq4sqsk331)"
