@@ -18,7 +18,9 @@ signatures of the serving stacks compute small real results in torch, run under
   sorted_token_ids, sorted_weights, sorted_expert_ids, num_valid_ids, topk, input_scale,
   fc1_scale, fc2_scale)`` with FP8 (e4m3fnuz) activations and weights and per-channel
   scales, and the two-stage ``aiter::ck_moe_stage1`` / ``ck_moe_stage2`` in BF16, all on
-  the same sorted routing (token·k + slot ids grouped by expert in blocks of 4).
+  the same sorted routing (token·k + slot ids grouped by expert in blocks of 4); vLLM's
+  CUTLASS grouped GEMM ``_C::cutlass_moe_mm`` (first expert GEMM, FP8 e4m3fn rows permuted
+  by expert, per-tensor activation scale, per-expert weight scales).
 
 * ``fixtures/serving_kv_cache.json.gz``: ``_C_cache_ops::reshape_and_cache_flash`` with a
   BF16 cache and an FP8 cache stored as ``uint8``, ``_C_cache_ops::reshape_and_cache``
@@ -209,6 +211,16 @@ def ck_moe_stage2(inter_states, w1, w2, sorted_token_ids, sorted_expert_ids, num
     out.copy_(acc.to(out.dtype))
 
 
+def cutlass_moe_mm(out_tensors, a_tensors, b_tensors, a_scales, b_scales, expert_offsets,
+                   problem_sizes, a_strides, b_strides, c_strides, per_act_token, per_out_ch):
+    offs = expert_offsets.tolist() + [a_tensors.shape[0]]
+    for e in range(b_tensors.shape[0]):
+        lo, hi = offs[e], offs[e + 1]
+        if hi > lo:
+            a = a_tensors[lo:hi].float() * a_scales
+            out_tensors[lo:hi] = (a @ (b_tensors[e].float() * b_scales[e])).to(out_tensors.dtype)
+
+
 def register_ops() -> None:
     if _LIBS:
         return
@@ -233,6 +245,10 @@ def register_ops() -> None:
             + stage.format(s="w1", a="a1"), ck_moe_stage1)
     _define("aiter", "ck_moe_stage2(Tensor inter_states, Tensor w1, Tensor w2, "
             + stage.format(s="w2", a="a2"), ck_moe_stage2)
+    _define("_C", "cutlass_moe_mm(Tensor(a!) out_tensors, Tensor a_tensors, Tensor b_tensors, "
+            "Tensor a_scales, Tensor b_scales, Tensor expert_offsets, Tensor problem_sizes, "
+            "Tensor a_strides, Tensor b_strides, Tensor c_strides, bool per_act_token, "
+            "bool per_out_ch) -> ()", cutlass_moe_mm)
     _define("_C_cache_ops", "reshape_and_cache_flash(Tensor key, Tensor value, "
             "Tensor(a!) key_cache, Tensor(b!) value_cache, Tensor slot_mapping, "
             "str kv_cache_dtype, Tensor k_scale, Tensor v_scale) -> ()", reshape_and_cache_flash)
@@ -451,6 +467,13 @@ def _moe_steps(gen):
     aiter_w = dict(gate=w1.float().to(fp8), down=w2.float().to(fp8),
                    x=x.float().to(fp8), x_scale=torch.ones(T, 1),
                    fc1_scale=torch.ones(E, 2 * I, 1), fc2_scale=torch.ones(E, H, 1))
+    order = torch.argsort(ti.reshape(-1).long(), stable=True)
+    counts = torch.bincount(ti.reshape(-1).long(), minlength=E)
+    cut = dict(a=x.float()[order // K].to(torch.float8_e4m3fn),
+               b=w1.float().to(torch.float8_e4m3fn).transpose(1, 2),      # [E, H, 2I] view
+               offsets=(torch.cumsum(counts, 0) - counts).to(torch.int32),
+               sizes=torch.stack([counts, torch.full((E,), 2 * I), torch.full((E,), H)], 1).to(torch.int32))
+    aiter_w["cutlass"] = cut
     return lambda: _moe_run(x, logits, w1, w2, w1d, w2d, tw, ti, aiter_w)
 
 
@@ -464,7 +487,13 @@ def _aiter_run(x, w1, w2, tw, ti, a) -> None:
     torch.ops.aiter.ck_moe_stage1(x, w1, w2, sid, seid, nvalid, inter, K, "", None, None, 4, None)
     out2 = torch.empty(T, H, dtype=torch.bfloat16)
     torch.ops.aiter.ck_moe_stage2(inter, w1, w2, sid, seid, nvalid, out2, K, "", None, None, 4, sw)
-    for o in (out, out2):
+    c = a["cutlass"]
+    out3 = torch.empty(T * K, 2 * I, dtype=torch.bfloat16)
+    strides = lambda v: torch.full((E,), v, dtype=torch.int64)
+    torch.ops._C.cutlass_moe_mm(out3, c["a"], c["b"], torch.ones(1), torch.ones(E, 1, 1),
+                                c["offsets"], c["sizes"], strides(H), strides(H), strides(2 * I),
+                                False, False)
+    for o in (out, out2, out3):
         if not torch.isfinite(o.float()).all():
             raise SystemExit("stand-in aiter MoE produced non-finite output")
 

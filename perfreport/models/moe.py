@@ -54,6 +54,13 @@ Signatures (positional, as traces record them):
   out[T,H], topk, kernelName, w2_scale, a2_scale, ...)`` = the second (``2·T·k·I·H``, w2)
   (aiter ops/moe_op.py). Each stage's bytes: its input + output + sorted-id tensors + its
   weight (and scales) for D experts.
+* vLLM's CUTLASS grouped GEMM, one of the two expert GEMMs over permuted rows:
+  ``_C::cutlass_moe_mm(out_tensors[M,N], a_tensors[M,K], b_tensors[E,K,N] (or [E,N,K]),
+  a_scales, b_scales, expert_offsets, problem_sizes, a_strides, b_strides, c_strides,
+  per_act_token, per_out_ch)`` (vLLM csrc/torch_bindings.cpp): M = T·k routed rows, FLOPs
+  ``2·M·N·K``; bytes a + out + a_scales, offsets, problem sizes and strides once + D · (b +
+  b_scales) per expert. Top-k is not an argument, so D uses M independent picks: ``E·(1 − (1 − 1/E)^M)``
+  (a little below the k-aware count), bounds ``1 … min(E, M)``.
 """
 from __future__ import annotations
 
@@ -315,6 +322,52 @@ class AiterCkMoeStage(FusedMoE):
         return 2.0 * self.T * self.k * per_token
 
 
+class CutlassMoeMm(PerfModel):
+    """_C::cutlass_moe_mm: one grouped expert GEMM (see module doc)."""
+
+    category = "MoE"
+    kind = "matrix"
+
+    def __init__(self, op):
+        super().__init__(op)
+        self.out, self.a, b = tensor(op, 0, "out_tensors"), tensor(op, 1, "a_tensors"), tensor(op, 2, "b_tensors")
+        if len(self.a.shape) != 2 or len(self.out.shape) != 2 or len(b.shape) != 3:
+            raise ModelError(f"{op.name}: expects out [M,N], a [M,K], b [E,*,*]")
+        (self.M, self.K), self.N = self.a.shape, self.out.shape[1]
+        self.E = b.shape[0]
+        if sorted(b.shape[1:]) != sorted((self.K, self.N)):
+            raise ModelError(f"{op.name}: b {list(b.shape)} is not [E, K, N] for K {self.K}, N {self.N}")
+        bs = tensor_opt(op, 4)                 # b_scales: per expert (and channel)
+        per_expert = bs.nbytes / self.E if bs is not None and bs.shape and bs.shape[0] == self.E else 0.0
+        self.bytes_per_expert = b.nbytes / self.E + per_expert
+        self.once = [t for t in (tensor_opt(op, i) for i in (3, 5, 6, 7, 8, 9)) if t is not None]
+        if not per_expert and bs is not None:
+            self.once.append(bs)
+        self.D = expected_distinct(self.E, 1, self.M)
+
+    def params(self) -> dict:
+        return {"M": self.M, "N": self.N, "K": self.K, "E": self.E, "dtype_a": self.a.dtype,
+                "distinct_experts": round(self.D, 2)}
+
+    def flops(self) -> float:
+        return 2.0 * self.M * self.N * self.K
+
+    def _bytes_at(self, d: float) -> float:
+        return self.a.nbytes + self.out.nbytes + sum(t.nbytes for t in self.once) + d * self.bytes_per_expert
+
+    def bytes(self) -> float:
+        return self._bytes_at(self.D)
+
+    def assumptions(self) -> list[Assumption]:
+        lo, hi = 1, min(self.E, self.M)
+        return [Assumption(f"distinct experts touched: {self.D:.1f} expected for {self.M} rows "
+                           f"routed uniformly (bounds {lo} … {hi}); top-k is not an argument",
+                           self._bytes_at(lo), self._bytes_at(hi))]
+
+    def precision(self) -> str:
+        return precision_of(self.a.dtype)
+
+
 class VllmMoeForward(FusedMoE):
     """vllm::moe_forward(hidden_states[T,H], router_logits[T,E], layer_name, ...); sizes the
     op does not take come from the "MoE shapes" pass (perf_meta)."""
@@ -351,6 +404,6 @@ class VllmMoeForward(FusedMoE):
         self.out_bytes = self.x.nbytes
 
 
-__all__ = ["FusedMoE", "FusedExperts", "AiterFmoe", "AiterCkMoeStage", "VllmMoeForward", "Experts",
+__all__ = ["FusedMoE", "FusedExperts", "AiterFmoe", "AiterCkMoeStage", "CutlassMoeMm", "VllmMoeForward", "Experts",
            "solve_experts", "experts_from_config", "expected_distinct", "distinct_bounds",
            "MX_BLOCK", "FORMAT_BITS"]

@@ -242,6 +242,7 @@ def _install() -> None:
         "sglang::inplace_fused_experts", "sglang::outplace_fused_experts",
         "aiter::fused_moe_", "aiter::ck_moe", "vllm::rocm_aiter_fused_moe")
     put(moe.AiterCkMoeStage, "aiter::ck_moe_stage1", "aiter::ck_moe_stage2")
+    put(moe.CutlassMoeMm, "_C::cutlass_moe_mm")
     put(moe.AiterFmoe, "aiter::fmoe", "aiter::fmoe_g1u1", "aiter::fmoe_int8_g1u0",
         "aiter::fmoe_g1u1_a16", "aiter::fmoe_int8_g1u0_a16", "aiter::fmoe_fp8_g1u1_a16",
         "aiter::fmoe_fp8_blockscale_g1u1")

@@ -157,3 +157,16 @@ def test_aiter_ck_two_stages_add_up_to_the_fused_flops(moe_tree):
     # stage 2: inter [6, 2, 96] 2304 + ids 124 + sorted_weights [12] f32 48 + out 768 + D · w2
     assert s2.experts.bytes_per_expert == 12288
     assert s2.bytes() == pytest.approx(2304 + 124 + 48 + 768 + 6.576171875 * 12288)
+
+
+def test_vllm_cutlass_moe_mm(moe_tree):
+    m = model_for("_C::cutlass_moe_mm")(_one(moe_tree, "_C::cutlass_moe_mm"))
+    assert (m.M, m.N, m.K, m.E) == (12, 192, 64, 8) and m.compute_spec() == "matrix_fp8"
+    assert m.flops() == 2 * 12 * 192 * 64 == 294912               # first GEMM, T·k = 12 rows
+    # a [12, 64] fp8 768 + out [12, 192] bf16 4608 + a_scales 4 + offsets 8·4 + sizes 8·3·4
+    # + three strides 8·8 = 4 + 32 + 96 + 192; per expert b [64, 192] fp8 12288 + b_scale 4
+    assert m.bytes_per_expert == 12292
+    d = 8 * (1 - (7 / 8) ** 12)                                   # 6.39: 12 uniform picks
+    assert m.bytes() == pytest.approx(768 + 4608 + 324 + d * 12292)
+    (a,) = m.assumptions()
+    assert (a.bytes_min, a.bytes_max) == (768 + 4608 + 324 + 12292, 768 + 4608 + 324 + 8 * 12292)
