@@ -236,14 +236,14 @@ def _install() -> None:
     MODELS["aiter::mha_batch_prefill"] = ap.AiterMhaBatchPrefill
 
     # == mixture of experts (issue 8): moe.py, moe_routing.py ==
-    from perfreport.models import moe, moe_routing as mr
+    from perfreport.models import moe, moe_routing as mr, moe_vendor as mv
     put(moe.VllmMoeForward, "vllm::moe_forward", "vllm::moe_forward_shared")
     put(moe.FusedExperts, "vllm::inplace_fused_experts", "vllm::outplace_fused_experts",
         "sglang::inplace_fused_experts", "sglang::outplace_fused_experts",
         "aiter::fused_moe_", "aiter::ck_moe", "vllm::rocm_aiter_fused_moe")
-    put(moe.AiterCkMoeStage, "aiter::ck_moe_stage1", "aiter::ck_moe_stage2")
-    put(moe.CutlassMoeMm, "_C::cutlass_moe_mm")
-    put(moe.AiterFmoe, "aiter::fmoe", "aiter::fmoe_g1u1", "aiter::fmoe_int8_g1u0",
+    put(mv.AiterCkMoeStage, "aiter::ck_moe_stage1", "aiter::ck_moe_stage2")
+    put(mv.CutlassMoeMm, "_C::cutlass_moe_mm")
+    put(mv.AiterFmoe, "aiter::fmoe", "aiter::fmoe_g1u1", "aiter::fmoe_int8_g1u0",
         "aiter::fmoe_g1u1_a16", "aiter::fmoe_int8_g1u0_a16", "aiter::fmoe_fp8_g1u1_a16",
         "aiter::fmoe_fp8_blockscale_g1u1")
     put(mr.TritonTopK, "TopK")
