@@ -173,8 +173,8 @@ def register(app: typer.Typer) -> None:
             _bad(str(exc))
         if len(base) != 1:
             _bad("--baseline takes one backend")
-        if reps is not None and reps < 1:
-            _bad(f"--reps must be >= 1, got {reps}")
+        if reps is not None and not 1 <= reps <= 100_000:
+            _bad(f"--reps must be in [1, 100000], got {reps}")
         try:
             if arch:
                 from perfreport.specs import load_arch

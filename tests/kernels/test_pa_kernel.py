@@ -242,7 +242,7 @@ def test_validation_page_and_5d_width():
 @pytest.mark.parametrize("kv_dtype,dv", [("bf16", 128), ("bf16", 192), ("fp8", 128)])
 def test_vectorized_5d_value_cache(kv_dtype, dv):
     """V as [blocks, H_KV, page/x, Dv, x] (aiter shuffled / FlyDSL pa_decode_tile), seed dims."""
-    inp = build_inputs([70, 130], q_len=4, q_heads=16, kv_heads=1, head_dim=192, v_head_dim=dv,
+    inp = build_inputs([70, 20], q_len=4, q_heads=16, kv_heads=1, head_dim=192, v_head_dim=dv,
                        page_size=64, kv_dtype=kv_dtype, layout="5D", v5=True, seed=11)
     x = 8 if kv_dtype == "bf16" else 16
     assert inp.value_cache.shape[1:] == (1, 64 // x, dv, x)
