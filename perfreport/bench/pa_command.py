@@ -219,8 +219,12 @@ def register(app: typer.Typer) -> None:
             done = True
         except BadInput as exc:
             _bad(str(exc))
-        except (ValueError, MemoryError, RuntimeError) as exc:
-            sys.stderr.write(f"perfreport bench-pa: {type(exc).__name__}: {str(exc).splitlines()[0]}\n")
+        except KeyboardInterrupt:
+            sys.stderr.write("perfreport bench-pa: interrupted\n")
+            raise typer.Exit(130)
+        except Exception as exc:  # one line, no traceback: a crash of our own backends is exit 1
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            sys.stderr.write(f"perfreport bench-pa: {type(exc).__name__}: {first}\n")
             raise typer.Exit(1)
         finally:
             if writer is not None:
