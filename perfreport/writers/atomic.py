@@ -56,6 +56,7 @@ def atomic_path(target: str | Path, suffix: str = ""):
     except OSError as exc:
         raise BadInput(shown, f"cannot write in {target.parent}: {exc.strerror}") from None
     os.close(fd)
+    problem = None
     try:
         yield Path(tmp)
         fd = os.open(tmp, os.O_RDONLY)
@@ -68,12 +69,14 @@ def atomic_path(target: str | Path, suffix: str = ""):
         os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600; give the usual file mode
         os.replace(tmp, target)
     except OSError as exc:
-        _unlink(tmp)
         kept = "; the previous file is unchanged" if existed else ""
-        raise BadInput(shown, f"write failed ({exc.strerror or exc}); nothing written{kept}") from None
+        problem = f"write failed ({exc.strerror or exc}); nothing written{kept}"
     except BaseException:
         _unlink(tmp)
         raise
+    if problem is not None:
+        _unlink(tmp)
+        raise BadInput(shown, problem)     # the caller's ``with`` chains the OSError as context
 
 
 def _unlink(tmp: str) -> None:

@@ -188,14 +188,17 @@ def write_workbook(sheets, path: str | Path, notes: list[str] | None = None, *, 
         except OSError as exc:  # openpyxl spools rows to temporary files: a full disk shows here
             sys.unraisablehook = _ignore     # its half-written sheets complain when freed
             kept = "; the previous file is unchanged" if Path(path).exists() else ""
-            problem = f"write failed ({exc.strerror or exc}); nothing written{kept}"
+            err = BadInput(str(path), f"write failed ({exc.strerror or exc}); nothing written{kept}")
+        except BadInput as exc:  # from atomic_path: its traceback holds the failed save's
+            sys.unraisablehook = _ignore     # open archive, which fails again when freed
+            err = BadInput(exc.source, exc.problem)
         except BaseException:   # an interrupt: the same quiet cleanup, then unwind
             sys.unraisablehook = _ignore
             raise
+        gc.collect()            # the failed writer's objects, freed here rather than at exit
     finally:
-        gc.collect()
         sys.unraisablehook = hook
-    raise BadInput(str(path), problem)
+    raise err
 
 
 def _ignore(unraisable) -> None:

@@ -414,3 +414,36 @@ def test_hostile(case: Case, tmp_path):
 def test_case_names_unique():
     names = [c.name for c in ALL]
     assert len(names) == len(set(names))
+
+
+@pytest.fixture
+def tiny_fs(tmp_path):
+    """A 16 KiB tmpfs at ``tmp_path/full`` (needs mount rights: skipped without them)."""
+    import shutil
+    import subprocess
+    m = tmp_path / "full"
+    m.mkdir()
+    if not shutil.which("mount") or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(m)], capture_output=True).returncode:
+        pytest.skip("cannot mount a small tmpfs here")
+    yield m
+    subprocess.run(["umount", str(m)], capture_output=True)
+
+
+def _disk_full(*args):
+    def make(d: Path) -> Spec:
+        write(d, "t.json", dump(doc([f"kernel_{i}" for i in range(400)])))
+        write(d, "full/out.xlsx", b"previous")
+        return Spec(["t.json", "-q", *args])
+    return make
+
+
+@pytest.mark.parametrize("case", [
+    Case("workbook_disk_full", _disk_full("-o", "full/out.xlsx"), 2, "write failed (No space left on device)"),
+    Case("csv_disk_full", _disk_full("--sheet", "gpu_timeline", "--csv-dir", "full/csv"), 2,
+         "write failed (No space left on device)"),
+], ids=lambda c: c.name)
+def test_disk_full(case, tmp_path, tiny_fs):
+    """A real ENOSPC: one line, exit 2, nothing left on the full disk, the previous file intact."""
+    run_case(case, tmp_path)
+    assert sorted(p.name for p in tiny_fs.iterdir()) == ["out.xlsx"]
