@@ -3,7 +3,7 @@ import pytest
 
 from perfreport.errors import ModelError
 from perfreport.models.inductor import InductorKernel
-from serving_ops import FIX, model
+from tests.models.serving_ops import model
 
 
 def test_pointwise_fused_ops():

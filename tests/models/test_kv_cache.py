@@ -1,9 +1,8 @@
 """KV-cache write models on captured stand-in ops and the real vLLM decode capture."""
-from pathlib import Path
 
 from perfreport.models.kv_cache import KVCacheWrite
 from perfreport.pipeline import load_tree
-from serving_ops import FIX, model
+from tests.models.serving_ops import FIX, model
 
 # T 5 tokens, Hkv 2, D 16: new K + V = 2·5·2·16 = 320 elements; slot mapping 5 int64 = 40 B;
 # k_scale + v_scale 0-d float = 8 B

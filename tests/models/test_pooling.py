@@ -1,6 +1,6 @@
 """Pooling / resampling / serving norm models on real CPU aten ops and stand-ins."""
 from perfreport.models.pooling import pool_out
-from serving_ops import model
+from tests.models.serving_ops import model
 
 
 def test_pool_out_formula():

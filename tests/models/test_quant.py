@@ -1,5 +1,5 @@
 """Quantization models on captured stand-in ops: input [8, 64] bf16 -> fp8 e4m3fn."""
-from serving_ops import model
+from tests.models.serving_ops import model
 
 IN, OUT = 8 * 64 * 2, 8 * 64 * 1          # 1024 B read, 512 B written
 
