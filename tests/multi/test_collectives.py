@@ -93,3 +93,12 @@ def test_calls_read_from_kernel_args_without_record_param_comms(tmp_path):
             "message size (B)", "busbw (GB/s)"]
     assert [[r[c] for c in cols] for r in _calls(rep)] == [[r[c] for c in cols] for r in with_ops]
     assert any("read from NCCL/RCCL kernel args" in n for n in rep.sheet("collectives").notes)
+
+
+def test_record_param_comms_dtype_names():
+    # c10::ScalarType names as record_param_comms records them -> bytes per element
+    from perfreport.models.dtypes import bytes_per_element
+    sizes = {"BFloat16": 2, "Half": 2, "Float": 4, "Double": 8, "Long": 8, "Int": 4, "Short": 2,
+             "Byte": 1, "Char": 1, "Bool": 1, "Float8_e4m3fn": 1, "Float8_e4m3fnuz": 1,
+             "ComplexFloat": 8}
+    assert {k: bytes_per_element(k) for k in sizes} == sizes
