@@ -61,6 +61,12 @@ def duplicate_rows(keys: list[np.ndarray], unique: np.ndarray | None = None) -> 
     return dup
 
 
+def _remap(rows: dict, keep: np.ndarray) -> dict:
+    """A {row: value} dict for the rows left by :func:`_compact`."""
+    newrow = np.cumsum(keep) - 1
+    return {int(newrow[r]): v for r, v in rows.items() if keep[r]}
+
+
 def _compact(table, keep: np.ndarray) -> None:
     """Keep only rows ``keep`` in every typed column of ``table`` (and remap ``side``)."""
     for name, col in list(vars(table).items()):
@@ -98,6 +104,8 @@ def drop_duplicates(col: Collector) -> tuple[int, int]:
         k = int(dup.sum())
         if k:
             _compact(table, ~dup)
+            if table is col.g and getattr(col, "gpu_comm", None):    # {GPU row: args}
+                col.gpu_comm = _remap(col.gpu_comm, ~dup)
         dropped.append(k)
     if col.gpu_annotations:
         seen, out = set(), []

@@ -152,3 +152,19 @@ def test_cli_warns_about_repeats_and_exits_0(tmp_path):
                                  "-o", str(tmp_path / "o.xlsx")])
     assert r.exit_code == 0
     assert "warning: 9 duplicate events dropped" in r.output
+
+
+def test_repeats_keep_collective_kernel_args_on_their_kernel():
+    import io
+    import json
+    kern = lambda name, ts, corr, **extra: {
+        "ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": 5,
+        "args": {"device": 0, "stream": 7, "correlation": corr, **extra}}
+    a = kern("gemm", 100, 1)
+    b = kern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 200, 2,
+             **{"Collective name": "allreduce", "Seq": 3})
+    t = load_tree(io.BytesIO(json.dumps({"traceEvents": [a, a, b, b]}).encode()))
+    assert len(t.gpu) == 2                        # 2 repeats dropped: rows 1 and 3
+    (uid, args), = t.gpu_comm_args.items()
+    (g,) = [g for g in t.gpu if g.uid == uid]
+    assert g.name.startswith("ncclDevKernel") and args["Seq"] == 3
