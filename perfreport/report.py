@@ -50,9 +50,9 @@ class Report:
     def to_excel(self, path: str | Path) -> list[str]:
         """Write the workbook atomically; returns warnings (e.g. Excel truncations)."""
         from perfreport.writers.excel import write_workbook
-        from perfreport.writers.summary import coverage_line
+        from perfreport.writers.summary import coverage_lines
         return write_workbook(self.sheets, path, self.notes, spec=self.spec,
-                              coverage=coverage_line(self))
+                              coverage=coverage_lines(self))
 
     def to_html(self, path: str | Path, top: int = 50) -> Path:
         """Write the self-contained HTML page (roofline chart, GPU timeline, coverage, sortable

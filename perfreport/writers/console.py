@@ -15,7 +15,7 @@ from rich.text import Text
 
 from perfreport.writers import numfmt
 from perfreport.writers.cells import console_text, rows, text
-from perfreport.writers.summary import coverage_line, gpu_breakdown, top_rows
+from perfreport.writers.summary import coverage_lines, gpu_breakdown, top_rows
 
 ELLIPSIS = "…"
 MIN_NAME = 16
@@ -205,10 +205,10 @@ def print_summary(report, console: Console, *, top: int = 15, header: str | None
     if ops is not None:
         console.print(ops)
         console.print()
-    cov = coverage_line(report)
-    if cov:
-        console.print(Text(text(cov)))
-    seen = {cov}
+    cov = coverage_lines(report)
+    for i, line in enumerate(cov):              # the headline whole, the details one line each
+        console.print(Text(text(line) if i == 0 else shorten_end(line, max(20, width - 1))))
+    seen = set(cov)
     for s in report.sheets:
         for n in s.notes:
             if n not in seen:

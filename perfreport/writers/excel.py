@@ -156,13 +156,13 @@ def _clip(data: list[list], name: str, warnings: list[str], cut: dict) -> list[l
     return data
 
 
-def notes_rows(sheets, notes, spec=None, coverage: str | None = None) -> list[list[str]]:
-    """(about, note) rows of the notes sheet: coverage, GPU spec, report notes, sheet notes."""
-    out: list[list[str]] = []
-    if coverage:
-        out.append(["coverage", coverage])
+def notes_rows(sheets, notes, spec=None, coverage=None) -> list[list[str]]:
+    """(about, note) rows of the notes sheet: coverage (a line or a list of lines), report
+    notes, GPU spec details, sheet notes."""
+    cov = [coverage] if isinstance(coverage, str) else list(coverage or [])
+    out: list[list[str]] = [["coverage", line] for line in cov]
     for n in notes or []:
-        if n == coverage:
+        if n in cov:
             continue
         about, _, rest = n.partition(": ")
         out.append([about, rest] if rest and len(about) <= 40 else ["report", n])
@@ -171,14 +171,14 @@ def notes_rows(sheets, notes, spec=None, coverage: str | None = None) -> list[li
     by_note: dict[str, list[str]] = {}
     for sh in sheets:
         for n in sh.notes:
-            if n != coverage:
+            if n not in cov:
                 by_note.setdefault(n, []).append(sh.name)
     out += [[", ".join(names), n] for n, names in by_note.items()]
     return out
 
 
 def write_workbook(sheets, path: str | Path, notes: list[str] | None = None, *, spec=None,
-                   coverage: str | None = None) -> list[str]:
+                   coverage=None) -> list[str]:
     """Write ``sheets`` to ``path`` atomically; returns warnings (e.g. truncations).
     A write error (disk full, a size limit) is one :class:`BadInput` line; nothing is left."""
     hook = sys.unraisablehook

@@ -15,7 +15,7 @@ from perfreport.writers import numfmt
 from perfreport.writers.atomic import atomic_path
 from perfreport.writers.roofline_svg import escape as esc
 from perfreport.writers.roofline_svg import roofline_svg
-from perfreport.writers.summary import coverage_line, gpu_breakdown, spec_facts, top_rows
+from perfreport.writers.summary import coverage_lines, gpu_breakdown, spec_facts, top_rows
 
 TOP = 50
 
@@ -125,14 +125,15 @@ def timeline_html(report) -> str:
 
 def html_text(report, top: int = TOP) -> str:
     rows = top_rows(report, None)
-    cov = coverage_line(report)
+    cov = coverage_lines(report)
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
              f"<title>perfreport: {esc(report.source)}</title><style>{STYLE}</style></head><body>",
              f"<h1>perfreport: {esc(report.source)}</h1>",
              f"<p>{esc(report.arch_msg)}</p>"]
     if cov:
-        parts.append(f'<p class="coverage" id="coverage">{esc(cov)}</p>')
+        parts.append('<div class="coverage" id="coverage">' + "".join(f"<p>{esc(x)}</p>" for x in cov)
+                     + "</div>")
     parts.append("<h2>Roofline</h2>")
     parts.append('<p class="muted">One point per row of unified_perf_summary with FLOPs and bytes: '
                  "x = FLOP/byte of one call, y = achieved TFLOP/s (mean over calls), area ∝ GPU "
@@ -149,7 +150,7 @@ def html_text(report, top: int = TOP) -> str:
     parts.append("<h2>GPU spec</h2><table><tbody>")
     parts += [f"<tr><td>{esc(a)}</td><td>{esc(b)}</td></tr>" for a, b in spec_facts(report.spec)]
     parts.append("</tbody></table><h2>Notes</h2><ul>")
-    seen = {cov}
+    seen = set(cov)
     for n in list(report.notes) + [n for s in report.sheets for n in s.notes]:
         if n not in seen:
             seen.add(n)

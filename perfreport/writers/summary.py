@@ -90,6 +90,17 @@ def coverage_line(report) -> str | None:
     return next((n for n in getattr(report, "notes", []) if str(n).startswith("roofline coverage")), None)
 
 
+def coverage_lines(report) -> list[str]:
+    """The coverage statement as lines: ``report.coverage.lines()`` when it has them (headline,
+    unmodelled by reason, top unmodelled ops), else :func:`coverage_line` alone; [] if none."""
+    cov = getattr(report, "coverage", None)
+    f = getattr(cov, "lines", None) if cov is not None else None
+    if callable(f):
+        return [str(x) for x in f()]
+    line = coverage_line(report)
+    return [line] if line else []
+
+
 def spec_facts(spec) -> list[tuple[str, str]]:
     """(label, text) lines describing the GPU spec used: name, basis, bandwidth, peaks, sources."""
     if spec is None:
@@ -106,5 +117,5 @@ def spec_facts(spec) -> list[tuple[str, str]]:
     return out
 
 
-__all__ = ["LEAD", "UNIFIED", "WORKBOOK_LEAD", "coverage_line", "find_sheet", "gpu_breakdown",
+__all__ = ["LEAD", "UNIFIED", "WORKBOOK_LEAD", "coverage_line", "coverage_lines", "find_sheet", "gpu_breakdown",
            "spec_facts", "top_rows", "unified_rows"]

@@ -98,6 +98,18 @@ def test_markup_in_names_is_printed_and_coverage_shown():
     assert "over 100% of roofline" in text             # flags column at 200
 
 
+def test_coverage_lines_headline_whole_details_one_line_each():
+    r = synthetic()
+    detail = "coverage: top unmodelled ops: " + "; ".join(f"{KERNEL} {i}.0 µs" for i in range(3))
+    r.coverage = SimpleNamespace(lines=lambda: ["coverage of 427.6 ms GPU time: modelled 97.0%", detail],
+                                 text=lambda: "unused")
+    text = render(r, 80)
+    lines = text.splitlines()
+    i = lines.index("coverage of 427.6 ms GPU time: modelled 97.0%")
+    assert lines[i + 1].startswith("coverage: top unmodelled ops: ") and lines[i + 1].endswith("…")
+    assert len(lines[i + 1]) <= 80 and not any(x.startswith(KERNEL[:10]) for x in lines[i + 2:])
+
+
 def test_without_flags_or_coverage():
     text = render(synthetic(flags=False), 120)
     assert "flags" not in text and "coverage" not in text

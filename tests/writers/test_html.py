@@ -54,9 +54,9 @@ def test_ceilings_of_the_precisions_used(h100, page):
 
 
 def test_coverage_statement_on_top(h100, page):
-    from perfreport.writers.summary import coverage_line
-    cov = coverage_line(h100)
-    assert cov and f'id="coverage">{cov}<' in page
+    from perfreport.writers.summary import coverage_lines
+    cov = coverage_lines(h100)
+    assert cov and f'id="coverage"><p>{cov[0]}</p>' in page
     assert page.index('id="coverage"') < page.index('id="roofline"')
 
 
@@ -78,7 +78,7 @@ def test_text_is_escaped_and_coverage_shown():
     t = html_text(r)
     assert "<script>alert" not in t and "&lt;script&gt;alert(1)&lt;/script&gt; " in t
     assert "\x07" not in t
-    assert 'id="coverage">coverage: 100% modelled<' in t
+    assert 'id="coverage"><p>coverage: 100% modelled</p></div>' in t
     assert "a&lt;b&gt;.json" in t and "n &amp; m" in t
 
 
