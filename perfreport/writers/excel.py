@@ -160,7 +160,7 @@ def notes_rows(sheets, notes, spec=None, coverage=None) -> list[list[str]]:
     """(about, note) rows of the notes sheet: coverage (a line or a list of lines), report
     notes, GPU spec details, sheet notes."""
     cov = [coverage] if isinstance(coverage, str) else list(coverage or [])
-    out: list[list[str]] = [["coverage", line] for line in cov]
+    out: list[list[str]] = [["coverage" if i == 0 else "coverage detail", line] for i, line in enumerate(cov)]
     for n in notes or []:
         if n in cov:
             continue

@@ -54,9 +54,11 @@ def test_ceilings_of_the_precisions_used(h100, page):
 
 
 def test_coverage_statement_on_top(h100, page):
+    from perfreport.writers.roofline_svg import escape
     from perfreport.writers.summary import coverage_lines
     cov = coverage_lines(h100)
-    assert cov and f'id="coverage"><p>{cov[0]}</p>' in page
+    assert cov and f'id="coverage"><p>{escape(cov[0])}</p>' in page     # kernel names hold < >
+    assert all(f"<p>{escape(line)}</p>" in page for line in cov)
     assert page.index('id="coverage"') < page.index('id="roofline"')
 
 
