@@ -234,6 +234,9 @@ def _install() -> None:
     MODELS["aiter::mha_varlen_fwd"] = ap.AiterMhaVarlenFwd
     MODELS["aiter::fmha_v3_varlen_fwd"] = ap.AiterFmhaV3VarlenFwd
     MODELS["aiter::mha_batch_prefill"] = ap.AiterMhaBatchPrefill
+    # MLA decode in latent dims (attention_mla.py)
+    from perfreport.models import attention_mla as mla
+    MODELS["aiter::mla_decode_stage1_asm_fwd"] = mla.AiterMlaDecode
 
     # == mixture of experts (issue 8): moe.py, moe_routing.py ==
     from perfreport.models import moe, moe_routing as mr, moe_vendor as mv
