@@ -1,6 +1,7 @@
 """Pass "attention layers": each attention call's decoder-layer index and sliding window.
 
-Serving traces do not record a layer name (the profiler leaves ``str`` arguments such as
+A layer name among the op's Concrete Inputs (``model.layers.<i>.``) gives the index directly.
+Serving traces usually do not record one (the profiler leaves ``str`` arguments such as
 vLLM's ``layer_name`` empty), but a step runs the layers in order: the k-th call of one op
 name inside one iteration annotation (ops outside any annotation: the k-th in the trace) is
 layer k. Runs only with ``--model-config`` (:attr:`TraceTree.model_config`); with L =
@@ -19,10 +20,24 @@ arguments carry a window.
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from perfreport.passes import ops_needing, register_pass
 from perfreport.passes.iteration_annotations import containing, iteration_annotations
+
+
+_LAYER_NAME = re.compile(r"(?:^|\.)layers?\.(\d+)\.")
+
+
+def named_layer(op) -> int | None:
+    """The layer index in a recorded layer name (``model.layers.3.self_attn.attn``), if any."""
+    for v in op.args.get("Concrete Inputs") or ():
+        if isinstance(v, str) and "layer" in v:
+            m = _LAYER_NAME.search(v.strip("'\""))
+            if m:
+                return int(m.group(1))
+    return None
 
 
 def layer_positions(tree, ops: list) -> dict[int, tuple[int, int]]:
@@ -54,11 +69,13 @@ def attention_layers(tree) -> None:
     n_layers = cfg.num_hidden_layers
     pos = layer_positions(tree, ops)
     for o in ops:
-        k, n = pos[id(o)]
-        if n_layers:
-            if n % n_layers:
-                continue
-            k %= n_layers
+        k = named_layer(o)
+        if k is None:
+            k, n = pos[id(o)]
+            if n_layers:
+                if n % n_layers:
+                    continue
+                k %= n_layers
         o.set_meta("layer_index", k)
         if "sliding_window" in getattr(_model(o), "needs", ()):
             o.set_meta("sliding_window", cfg.layer_window(k) or 0)

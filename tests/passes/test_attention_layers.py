@@ -65,3 +65,11 @@ def test_vllm_decode_trace_layers_follow_gpt_oss_layer_types():
     # the sliding layers run the short kernel_unified_attention_2d, the full ones the split 3d
     short = {k.name for o in ops[0::2] for k in o.subtree_kernels()}
     assert short == {"kernel_unified_attention_2d"}
+
+
+def test_a_recorded_layer_name_wins_over_the_position():
+    t, ops = _tree(1, 4, _cfg(4))
+    ops[0]._args = {"Concrete Inputs": ["", "", "", "", "'model.layers.3.self_attn.attn'"]}
+    attention_layers(t)
+    assert ops[0].perf_meta["layer_index"] == 3 and ops[0].perf_meta["sliding_window"] == 0
+    assert [o.perf_meta["layer_index"] for o in ops[1:]] == [1, 2, 3]
