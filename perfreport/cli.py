@@ -1,8 +1,9 @@
 """Command line: ``perfreport analyze``, ``perfreport archs``, ``perfreport bench-pa``.
 
 Exit codes: 0 success; 1 internal error or a failed check; 2 bad input or arguments
-(one line on stderr, no traceback); 3 report written but incomplete (e.g. the trace has no
-GPU events, so only CPU-side sheets have numbers).
+(one line on stderr, no traceback); 3 report written but incomplete: the trace has no GPU
+events (only CPU-side sheets have numbers), or ``--min-coverage PCT`` was given and the
+modelled share of the GPU time (the coverage statement) is below PCT.
 """
 from __future__ import annotations
 
@@ -56,6 +57,8 @@ def analyze(
     top: Optional[int] = typer.Option(None, "--top", min=0, metavar="N", help="Rows of the top-ops tables [default: 15 in the console summary, 50 in the HTML page]"),
     html: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Also write the HTML report (roofline chart, GPU timeline, sortable top rows; one offline file)"),
     with_html: bool = typer.Option(False, "--with-html", help="Also write the HTML report beside the workbook (<workbook stem>.html) [default: off]"),
+    audit: bool = typer.Option(False, "--audit", help="Print the self-audit to stdout: coverage statement, then flagged rows by GPU time affected"),
+    min_coverage: Optional[float] = typer.Option(None, "--min-coverage", metavar="PCT", help="Exit 3 (report still written) when under PCT % of the GPU time is modelled"),
 ):
     """Analyze a trace: GPU timeline, op and kernel summaries, rooflines -> Excel/CSV/stdout.
     Several traces (one per rank): a merged report with ops, GPU timeline and collectives by rank."""
@@ -126,7 +129,7 @@ def analyze(
 
     if sheet is not None:
         try:
-            print_sheet(report.sheet(sheet), fmt)
+            print_sheet(report.sheet(sheet), fmt, coverage=report.coverage)
         except KeyError as exc:
             _err(f"--sheet: {exc.args[0]}")
             raise typer.Exit(EXIT_BAD)
@@ -146,6 +149,15 @@ def analyze(
     if decorate:
         from perfreport.writers.console import print_summary
         print_summary(report, out_console, top=top if top is not None else 15)
+    # -- self-audit (issue 9): --audit section, --min-coverage gate -------------------------
+    if audit:
+        from perfreport.writers.audit import print_audit
+        print_audit(report, out_console)
+    if min_coverage is not None and report.coverage is not None \
+            and report.coverage.modelled_pct < min_coverage:
+        _err(f"{report.source}: modelled {report.coverage.modelled_pct:.1f}% of the "
+             f"{report.coverage.basis} is below --min-coverage {min_coverage:g}%")
+        partial = True
     raise typer.Exit(EXIT_PARTIAL if partial else EXIT_OK)
 
 

@@ -52,7 +52,7 @@ def analyze(trace: TraceInput, *, arch=None, basis: str = "peak", graph_capture:
     (the multi-rank worker reads the collective calls there).
     """
     from perfreport.models.registry import load_user_models
-    from perfreport.tables import build_sheets
+    from perfreport.tables import build_tables
 
     if basis not in ("peak", "achievable"):
         raise BadInput("--basis", f"must be peak or achievable, not {basis!r}")
@@ -61,8 +61,8 @@ def analyze(trace: TraceInput, *, arch=None, basis: str = "peak", graph_capture:
     tree = load_tree(trace, graph_capture=graph_capture, model_config=model_config,
                      on_progress=on_progress)
     spec, arch_msg = _spec_for(tree, arch, basis)
-    sheets = build_sheets(tree, short_kernel_us=short_kernel_us,
-                          include_unlinked=not linked_only, spec=spec)
+    sheets, coverage = build_tables(tree, short_kernel_us=short_kernel_us,
+                                    include_unlinked=not linked_only, spec=spec)
     notes = [f"source: {tree.source}", arch_msg] + trace_facts(tree.meta)
     notes += [n for s in sheets if s.name == "unified_perf_summary" for n in s.notes
               if n.startswith("roofline coverage")]
@@ -71,9 +71,10 @@ def analyze(trace: TraceInput, *, arch=None, basis: str = "peak", graph_capture:
     if tree.model_config is not None:
         notes.append(f"model config: {tree.model_config.source}")
     notes.extend(tree.warnings)
+    notes.extend(coverage.lines())
     report = Report(source=tree.source, sheets=sheets, notes=notes, spec=spec, arch_msg=arch_msg,
                     warnings=list(tree.warnings), graph_capture_summary=tree.graph_capture_summary,
-                    has_gpu=bool(tree.gpu), meta=tree.meta)
+                    has_gpu=bool(tree.gpu), meta=tree.meta, coverage=coverage)
     if on_tree is not None:
         on_tree(tree)
     tree.release()          # sheets hold plain values: free the records before writing

@@ -17,7 +17,9 @@ class Report:
     * ``notes``: report-level facts (source, GPU spec used, trace facts, warnings), as in the
       workbook's ``notes`` sheet; ``sheet.notes`` hold each sheet's own notes;
     * ``spec``: the :class:`~perfreport.specs.GpuSpec` used for rooflines (None if none matched);
-    * ``has_gpu``: False when the trace holds no GPU events (CPU-side sheets only).
+    * ``has_gpu``: False when the trace holds no GPU events (CPU-side sheets only);
+    * ``coverage``: the :class:`~perfreport.tables.coverage.Coverage` statement (how much of the
+      GPU time is modelled, and why not the rest); its lines are also in ``notes``.
     """
 
     source: str
@@ -29,6 +31,7 @@ class Report:
     graph_capture_summary: str | None = None
     has_gpu: bool = True
     meta: dict = field(default_factory=dict, repr=False)
+    coverage: Any = None
 
     @property
     def sheet_names(self) -> list[str]:
@@ -66,10 +69,11 @@ class Report:
         return write_csv_dir(self.sheets, directory, protect=protect)
 
     def to_dict(self) -> dict:
-        """Plain data: ``{"source", "notes", "spec", "sheets": {name: {"notes", "rows"}}}``."""
+        """Plain data: ``{"source", "notes", "spec", "coverage", "sheets": {name: {"notes", "rows"}}}``."""
         from perfreport.writers.cells import rows
         return {"source": self.source, "notes": list(self.notes),
                 "spec": self.spec.key if self.spec is not None else None,
+                "coverage": self.coverage.to_dict() if self.coverage is not None else None,
                 "sheets": {s.name: {"notes": list(s.notes),
                                     "rows": [dict(zip(map(str, s.columns), r)) for r in rows(s)]}
                            for s in self.sheets}}

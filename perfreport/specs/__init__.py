@@ -7,7 +7,8 @@ File format (every figure cites its source in ``sources``)::
                "fallback": {"compute_major": 9, "compute_minor": 0, "num_sms": 132,
                             "mem_gib": [75, 82]}},            # for empty / unknown names
      "mem_bw_tbps": 3.35,                                     # decimal TB/s (10^12 B/s)
-     "llc_bytes": 52428800,
+     "llc_bytes": 52428800,                                   # last-level cache (L2 / Infinity Cache)
+     "host_link_gbps": 64.0,                                  # host link (PCIe), decimal GB/s per direction
      "peaks_tflops": {"matrix_bf16": 989.4, ...},             # DENSE peaks, TFLOP/s (10^12)
      "achievable": {"mem_bw_tbps": 4.47, "peaks_tflops": {...}, "source": "..."},  # optional
      "interconnect": {"link": "NVLink 4", "link_bidirectional_GBps": 900,
@@ -42,6 +43,7 @@ class GpuSpec:
     peaks: dict[str, float]
     llc_bytes: int | None
     basis: str = "peak"                      # 'peak' | 'achievable'
+    host_link_gbps: float | None = None      # host<->device link, GB/s (10^9 B/s) per direction
     sources: dict[str, str] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     match: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -138,8 +140,13 @@ def _from_doc(doc: dict, origin: str, basis: str) -> GpuSpec:
     elif basis != "peak":
         raise BadInput(origin, f"basis must be 'peak' or 'achievable', not {basis!r}")
     llc = doc.get("llc_bytes")
+    host = doc.get("host_link_gbps")
+    try:
+        host = float(host) if host is not None else None
+    except (TypeError, ValueError):
+        raise BadInput(origin, f"host_link_gbps must be a number, not {host!r}") from None
     return GpuSpec(key=key, name=str(doc.get("name", key)), mem_bw_tbps=bw, peaks=peaks,
-                   llc_bytes=int(llc) if llc is not None else None, basis=used,
+                   llc_bytes=int(llc) if llc is not None else None, basis=used, host_link_gbps=host,
                    sources=sources, aliases=tuple(doc.get("aliases", ())),
                    match=doc.get("match", {}), interconnect=dict(doc.get("interconnect") or {}))
 

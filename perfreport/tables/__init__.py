@@ -5,15 +5,23 @@ Perf sheets (``unified_perf_summary`` and one sheet per perf category) are built
 """
 from __future__ import annotations
 
-from perfreport.tables.conservation import check_conservation
+from perfreport.tables.conservation import check_conservation, check_total
 from perfreport.tables.kernels import kernel_summary, short_kernels
-from perfreport.tables.op_times import OpTimes
+from perfreport.tables.op_times import OpTimes, gpu_time
 from perfreport.tables.ops import ops_summary, ops_summary_by_category, ops_unique_args
 from perfreport.tables.sheet import Sheet
 from perfreport.tables.timeline import gpu_timeline
 
 def build_sheets(tree, *, short_kernel_us: float = 10.0, include_unlinked: bool = True,
                  spec=None, perf: bool = True) -> list[Sheet]:
+    return build_tables(tree, short_kernel_us=short_kernel_us, include_unlinked=include_unlinked,
+                        spec=spec, perf=perf)[0]
+
+
+def build_tables(tree, *, short_kernel_us: float = 10.0, include_unlinked: bool = True,
+                 spec=None, perf: bool = True):
+    """(sheets, coverage): the report's sheets and its :class:`~perfreport.tables.coverage.Coverage`
+    (None when ``perf`` is False)."""
     times = OpTimes(tree)
     sheets: list[Sheet] = []
     tl = gpu_timeline(tree, include_unlinked=include_unlinked)
@@ -26,11 +34,15 @@ def build_sheets(tree, *, short_kernel_us: float = 10.0, include_unlinked: bool 
     if tree.gpu:
         sheets.append(kernel_summary(tree, total))
         sheets.append(short_kernels(tree, total, short_kernel_us))
+    coverage = None
     if perf:
-        from perfreport.tables.perf import perf_sheets
-        sheets.extend(perf_sheets(tree, times, spec))
+        from perfreport.tables.perf import perf_tables
+        perf_s, coverage = perf_tables(tree, times, spec)
+        sheets.extend(perf_s)
     check_conservation(sheets, tree)     # every GPU event counted once, or InternalError
-    return sheets
+    if coverage is not None and tree.gpu:
+        check_total("coverage split", coverage.parts_us, gpu_time(tree))
+    return sheets, coverage
 
 
-__all__ = ["build_sheets", "Sheet", "OpTimes"]
+__all__ = ["build_sheets", "build_tables", "Sheet", "OpTimes"]

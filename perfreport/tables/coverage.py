@@ -1,4 +1,24 @@
-"""Roofline coverage of a unified perf table, and the graph-replay rows it cannot model.
+"""The coverage statement: how much of the GPU time the report could model, and why not the rest.
+
+Built from the rows of ``unified_perf_summary`` (every GPU event exactly once), so the parts add
+up to the total GPU time (kernels, memcpy, memset; stream time, so kernels overlapping on one
+stream count once, as in every op table). :func:`perfreport.tables.build_tables` checks that sum
+with the conservation check (``tables/conservation.check_total``) on every report:
+
+* ``modelled``: rows with a roofline time (a perf model evaluated and the spec has its peak);
+* ``communication``: NCCL/RCCL kernels of the other rows;
+* ``memcpy/memset``: copies and fills of the other rows;
+* ``unmodelled`` by reason, for the rest of those rows' time: ``no model for the op``,
+  ``model error`` (each error text kept in ``model_errors``), ``no roofline figure`` (model
+  evaluated but no spec, no bytes, or no peak for its compute spec), ``graph replay without
+  shapes`` (kernels of a CUDA/HIP graph launch with no capture trace to attribute them),
+  ``no CPU launch in the window`` (unlinked kernels), ``inside a user annotation only`` (the
+  innermost launcher is an annotation, not an op), ``launched outside any op`` (a runtime call
+  at the top of a thread).
+
+Traces without GPU events have nothing to cover: ``basis`` then says the times are CPU op times.
+
+Graph replays (the rows of ``GRAPH_CATEGORY``):
 
 * :func:`split_graph_kernels`: an op's direct kernels split into its own and those of each
   CUDA/HIP graph launch inside it, so a graph's kernels form their own row under the launch
@@ -6,12 +26,13 @@
   annotation (an SGLang ``step[DECODE bs=32]`` held 99% of GPU time that way).
 * :func:`graph_reason`: why such a row has no model: a replay records no shapes, so without
   the capture-time trace (``--graph-capture``) nothing can be modelled.
-* :func:`coverage_note`: one line, the share of GPU time in rows with a roofline, and the
-  share in graph replay rows without shapes.
+* :func:`coverage_note`: one line for the unified sheet's notes, the share of GPU time in rows
+  with a roofline, and the share in graph replay rows without shapes.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from perfreport.events import DRIVER, RUNTIME
 
@@ -56,5 +77,121 @@ def coverage_note(rows, total: float) -> str:
     return s
 
 
-__all__ = ["GRAPH_CATEGORY", "NO_CAPTURE", "UNMATCHED", "is_graph_launch",
-           "split_graph_kernels", "graph_reason", "coverage_note"]
+MODELLED, COMM, MEMCPY = "modelled", "communication", "memcpy/memset"
+NO_MODEL = "no model for the op"
+MODEL_ERROR = "model error"
+NO_ROOFLINE = "no roofline figure"
+GRAPH = "graph replay without shapes"
+UNLINKED = "no CPU launch in the window"
+ANNOTATION = "inside a user annotation only"
+OUTSIDE = "launched outside any op"
+REASONS = (NO_MODEL, MODEL_ERROR, NO_ROOFLINE, GRAPH, UNLINKED, ANNOTATION, OUTSIDE)
+TOP = 5
+
+
+@dataclass
+class Coverage:
+    """The coverage split of one report (all times µs; see the module docstring)."""
+
+    total_us: float = 0.0
+    modelled_us: float = 0.0
+    communication_us: float = 0.0
+    memcpy_us: float = 0.0
+    unmodelled_us: dict[str, float] = field(default_factory=dict)   # reason -> µs
+    model_errors: dict[str, float] = field(default_factory=dict)    # error text -> µs
+    top_unmodelled: list[dict] = field(default_factory=list)        # name, reason, time (µs), percent
+    basis: str = "GPU time"
+
+    @property
+    def unmodelled_total_us(self) -> float:
+        return float(sum(self.unmodelled_us.values()))
+
+    @property
+    def parts_us(self) -> float:
+        """Sum of the parts; equals ``total_us`` (tested on every trace)."""
+        return self.modelled_us + self.communication_us + self.memcpy_us + self.unmodelled_total_us
+
+    def pct(self, us: float) -> float:
+        return 100.0 * us / self.total_us if self.total_us else 0.0
+
+    @property
+    def modelled_pct(self) -> float:
+        """Modelled share of the total in %, what ``--min-coverage`` compares (0 with no time)."""
+        return self.pct(self.modelled_us)
+
+    def lines(self) -> list[str]:
+        """The statement as plain text lines (console summary, notes sheet)."""
+        if not self.total_us:
+            return [f"coverage: no {self.basis} to cover"]
+        head = (f"coverage of {self.total_us:,.1f} µs {self.basis}: modelled {self.modelled_pct:.1f}%"
+                f", communication {self.pct(self.communication_us):.1f}%"
+                f", memcpy/memset {self.pct(self.memcpy_us):.1f}%"
+                f", unmodelled {self.pct(self.unmodelled_total_us):.1f}%")
+        out = [head]
+        by = sorted(((t, r) for r, t in self.unmodelled_us.items() if t > 0), reverse=True)
+        if by:
+            out.append("coverage: unmodelled by reason: " + "; ".join(
+                f"{r} {self.pct(t):.1f}% ({t:,.1f} µs)" for t, r in by))
+        errs = sorted(((t, e) for e, t in self.model_errors.items()), reverse=True)[:TOP]
+        if errs:
+            out.append("coverage: model errors: " + "; ".join(f"{e} ({t:,.1f} µs)" for t, e in errs))
+        if self.top_unmodelled:
+            out.append("coverage: top unmodelled ops: " + "; ".join(
+                f"{r['name']} {r['time (µs)']:,.1f} µs ({r['reason']})" for r in self.top_unmodelled))
+        return out
+
+    def text(self) -> str:
+        """:meth:`lines` as one text (what the console summary prints)."""
+        return "\n".join(self.lines())
+
+    def to_dict(self) -> dict:
+        return {"basis": self.basis, "total (µs)": self.total_us, "modelled (µs)": self.modelled_us,
+                "modelled (%)": self.modelled_pct, "communication (µs)": self.communication_us,
+                "memcpy/memset (µs)": self.memcpy_us,
+                "unmodelled (µs)": dict(self.unmodelled_us),
+                "model errors (µs)": dict(self.model_errors),
+                "top unmodelled": [dict(r) for r in self.top_unmodelled]}
+
+
+def row_parts(*, modelled: bool, total: float, comm: float, memcpy: float, reason: str) -> dict:
+    """One unified row's share of each coverage part: all of it modelled, or its communication
+    and memcpy/memset kernels split off and the rest under ``reason``."""
+    if modelled:
+        return {MODELLED: total}
+    rest = total - comm - memcpy
+    out = {COMM: comm, MEMCPY: memcpy}
+    out[reason] = out.get(reason, 0.0) + rest
+    return out
+
+
+def build_coverage(rows: list[dict], *, has_gpu: bool = True) -> Coverage:
+    """The coverage of unified rows carrying ``_parts`` (from :func:`row_parts`),
+    ``time sum (µs)``, ``name`` and, for model errors, ``reason``."""
+    cov = Coverage(basis="GPU time" if has_gpu else "CPU op time (no GPU events)")
+    un: dict[str, float] = {}
+    by_name: dict[tuple, float] = {}
+    for r in rows:
+        cov.total_us += r["time sum (µs)"]
+        for part, us in r["_parts"].items():
+            if part == MODELLED:
+                cov.modelled_us += us
+            elif part == COMM:
+                cov.communication_us += us
+            elif part == MEMCPY:
+                cov.memcpy_us += us
+            else:
+                un[part] = un.get(part, 0.0) + us
+                if part == MODEL_ERROR:
+                    cov.model_errors[r["reason"]] = cov.model_errors.get(r["reason"], 0.0) + us
+                k = (r["name"], part)
+                by_name[k] = by_name.get(k, 0.0) + us
+    cov.unmodelled_us = {k: un[k] for k in REASONS if k in un} | {k: v for k, v in un.items() if k not in REASONS}
+    top = sorted(((t, n, p) for (n, p), t in by_name.items() if t > 0), key=lambda x: -x[0])[:TOP]
+    cov.top_unmodelled = [{"name": n, "reason": p, "time (µs)": t, "percent (%)": cov.pct(t)} for t, n, p in top]
+    return cov
+
+
+__all__ = ["Coverage", "build_coverage", "row_parts", "REASONS", "MODELLED", "COMM", "MEMCPY",
+           "NO_MODEL", "MODEL_ERROR", "NO_ROOFLINE", "GRAPH", "UNLINKED", "ANNOTATION", "OUTSIDE",
+           "GRAPH_CATEGORY", "NO_CAPTURE", "UNMATCHED", "is_graph_launch", "split_graph_kernels",
+           "graph_reason", "coverage_note"]

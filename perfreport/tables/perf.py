@@ -10,35 +10,52 @@ Unified table: every GPU event is counted exactly once.
 * an unlinked GPU event gets a row per kernel name (``(unlinked) <kernel>``).
 So the table's kernel time sums to the sum of all GPU event durations (tested).
 
-Rows group by op name and arguments (and the model's parameters). Units are SI:
-``GFLOP`` = 1e9 FLOP, ``data moved (MB)`` = 1e6 bytes, ``TB/s`` = 1e12 B/s, per call.
-Traces without GPU events use the ops' CPU durations as the time (labelled in the notes).
+Rows group by op name and arguments (and the model's parameters). A group whose instance times
+are bimodal is split by its kernels or by layer parity where one of them separates the two
+clusters (:mod:`perfreport.tables.flags`). Units are SI: ``GFLOP`` = 1e9 FLOP,
+``data moved (MB)`` = 1e6 bytes, ``TB/s`` = 1e12 B/s, per call.
+
+Roofline range: ``roofline time min/max (µs)`` are the roofline at the model's assumption
+bounds (``perfreport.models.base.bounds``: FLOPs and bytes at the low and high ends of every
+unknown); ``roofline % min/max`` are the mean over instances of those times / measured time.
+Rows without an unknown have both equal to the point figure. A row whose time is mostly
+host<->device copies is judged against the spec's host link (``host_link_gbps``), not HBM.
+``flags`` says what is odd about a row; ``coverage`` says whether it is modelled, and if not why
+(:mod:`perfreport.tables.coverage`). Traces without GPU events use the ops' CPU durations.
 """
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
 from perfreport.errors import ModelError
-from perfreport.events import CPU_OP, DRIVER, RUNTIME
+from perfreport.events import CPU_OP, DRIVER, MEMCPY, MEMSET, RUNTIME
+from perfreport.models.base import bounds
 from perfreport.models.registry import model_for_op
+from perfreport.tables import coverage as cv
+from perfreport.tables import flags as fl
 from perfreport.tables.coverage import (GRAPH_CATEGORY, coverage_note, graph_reason,
                                        is_graph_launch, split_graph_kernels)
 from perfreport.tables.op_times import kernel_time
 from perfreport.tables.ops import KernelAcc, annotation_units, category
 from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list, rank
+from perfreport.tables.timeline import is_comm
 
 LAUNCH = (RUNTIME, DRIVER)
 
 
 class Eval:
-    """A model evaluated on one op: params, flops, bytes, compute spec, or a reason."""
-    __slots__ = ("model", "category", "params", "flops", "bytes", "spec", "reason")
+    """A model evaluated on one op: params, flops, bytes, bounds, assumptions, spec, or a reason."""
+    __slots__ = ("model", "category", "params", "flops", "bytes", "spec", "reason", "bounds",
+                 "assumptions")
 
     def __init__(self, cls, op):
         self.model = cls.__name__
         self.category = cls.category
         self.params = {}
-        self.flops = self.bytes = None
+        self.flops = self.bytes = self.bounds = None
+        self.assumptions: list[str] = []
         self.spec = ""
         self.reason = ""
         try:
@@ -49,10 +66,33 @@ class Eval:
             b = m.bytes()
             self.bytes = None if b is None else float(b)
             self.spec = m.compute_spec()
+            self.assumptions = [a.text for a in m.assumptions()]
+            if self.bytes is not None:
+                self.bounds = bounds(m, self.flops, self.bytes)
         except ModelError as exc:
             self.reason = str(exc)
         except Exception as exc:  # a model bug must not lose the row: show it
             self.reason = f"model failed: {type(exc).__name__}: {exc}"
+
+
+class _Part:
+    """Instances of a group that share a kernel list and a layer parity."""
+    __slots__ = ("op0", "kacc", "comm", "mcpy", "host", "graph", "overlap")
+
+    def __init__(self, op0):
+        self.op0 = op0
+        self.kacc = KernelAcc()
+        self.comm = self.mcpy = self.host = self.graph = self.overlap = 0.0
+
+
+class _Group:
+    __slots__ = ("op0", "ev", "times", "sigs", "parts")
+
+    def __init__(self, op0, ev):
+        self.op0, self.ev = op0, ev
+        self.times: list[float] = []
+        self.sigs: list[int] = []
+        self.parts: dict = {}
 
 
 def _meta_key(op) -> str:
@@ -94,11 +134,12 @@ def collect_units(tree):
             yield None, f"(unlinked) {g.name}", [g], None
 
 
-def perf_sheets(tree, times, spec) -> list[Sheet]:
-    from perfreport.specs import roofline
+def _groups(tree) -> dict:
     has_gpu = bool(tree.gpu)
+    overlapped = fl.overlapped_uids(tree.gpu) if has_gpu else set()
     cache: dict = {}
     groups: dict = {}
+    sig_ids: dict = {}
     for op, name, ks, cls in collect_units(tree):
         ev = None
         if cls is not None:
@@ -111,65 +152,186 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
             gkey = (name, id(op.args) if op is not None else 0, None,
                     "unlinked" if op is None else None if op.cat == CPU_OP else category(op, ks))
         grp = groups.get(gkey)
-        if grp is None:                  # [first op, eval, times, kernel accumulator]
-            grp = groups[gkey] = [op, ev, [], KernelAcc()]
-        grp[2].append(kernel_time(ks) if has_gpu else op.dur)
-        grp[3].add(ks)
+        if grp is None:
+            grp = groups[gkey] = _Group(op, ev)
+        sig = sig_ids.setdefault(tuple(g.name for g in ks), len(sig_ids))
+        pkey = (sig, len(grp.times) % 2)
+        part = grp.parts.get(pkey)
+        if part is None:
+            part = grp.parts[pkey] = _Part(op)
+        grp.times.append(kernel_time(ks) if has_gpu else op.dur)
+        grp.sigs.append(sig)
+        part.kacc.add(ks)
+        for g in ks:
+            d = g.stream_time          # same-stream overlap counted once
+            if g.cat == MEMCPY or g.cat == MEMSET:
+                part.mcpy += d
+                if fl.is_host_copy(g):
+                    part.host += d
+            elif is_comm(g):
+                part.comm += d
+            if g.uid in overlapped:
+                part.overlap += d
+            if cls is None and "GraphLaunch" in (g.launch_name or ""):
+                part.graph += d
+    return groups
 
+
+def _split(grp: _Group):
+    """[(times, parts, split flag or "")] for one group: itself, or its bimodal clusters."""
+    t = grp.times
+    cut = fl.bimodal_cut(t)
+    if cut is None:
+        return [(t, list(grp.parts.values()), "")]
+    parity = [i % 2 for i in range(len(t))]
+    how = fl.split_key(t, grp.sigs, parity, cut)
+    if how is None:
+        return [(t, list(grp.parts.values()), fl.bimodal_text(t, cut) + "; no kernel list or "
+                 "layer parity separates them")]
+    what, key = how
+    split = []
+    for v in sorted(set(key)):
+        ts = [x for x, k in zip(t, key) if k == v]
+        parts = [p for (sig, par), p in grp.parts.items() if (sig if what == "kernels" else par) == v]
+        split.append((v, ts, parts, {n for p in parts for n, _ in p.kacc.acc}))
+    shared = set.intersection(*(names for *_, names in split))
+    out = []
+    for v, ts, parts, names in split:
+        if what == "layer parity":
+            label = f"the {'even' if v == 0 else 'odd'} instances (layer parity)"
+        else:
+            own = sorted(names - shared)
+            label = "kernels " + ", ".join(n[:60] for n in own) if own else "no kernels of its own"
+        out.append((ts, parts, f"{fl.bimodal_text(t, cut)}; split by {what}: this part is {label}: "
+                               f"{len(ts)} of {len(t)} instances, median {np.median(ts):.3g} µs"))
+    return out
+
+
+def _reason(op, ev, parts, total: float, spec) -> str:
+    """The coverage reason of an unmodelled row."""
+    if op is None:
+        return cv.UNLINKED
+    if ev is not None:
+        return cv.MODEL_ERROR if ev.reason else cv.NO_ROOFLINE
+    if total and sum(p.graph for p in parts) >= 0.5 * total:
+        return cv.GRAPH
+    if op.cat in LAUNCH:
+        return cv.OUTSIDE
+    if op.cat != CPU_OP:
+        return cv.ANNOTATION
+    return cv.NO_MODEL
+
+
+def _row(name, op0, ev, times, parts, split_flag, spec, has_gpu, graph_why: str, ucat) -> dict:
+    from perfreport.specs import roofline
+    t = np.array(times)
+    a = op0.args if op0 is not None else {}
+    total = float(t.sum())
+    graph = ev is None and is_graph_launch(op0)        # a graph replay's kernels, shapes unknown
+    r = {"name": name,
+         "category": ev.category if ev else (GRAPH_CATEGORY if graph else
+                                             ucat or category(op0)),
+         "perf model": ev.model if ev else "",
+         "reason": ev.reason if ev else (graph_why if graph else ""),
+         "input dims": fmt_dims(a.get("Input Dims")), "input types": fmt_list(a.get("Input type")),
+         "input strides": fmt_dims(a.get("Input Strides")),
+         "concrete inputs": fmt_list(a.get("Concrete Inputs")),
+         "count": len(t), "time sum (µs)": total, "time mean (µs)": float(t.mean()),
+         "time median (µs)": float(np.median(t)),
+         "time std (µs)": float(t.std(ddof=1)) if len(t) > 1 else 0.0,
+         "time min (µs)": float(t.min()), "time max (µs)": float(t.max())}
+    flags = [split_flag] if split_flag else []
+    host = sum(p.host for p in parts)
+    overlap = sum(p.overlap for p in parts)
+    if ev is not None and not ev.reason:
+        f, by = ev.flops, ev.bytes
+        r["GFLOP"] = f / 1e9
+        r["data moved (MB)"] = by / 1e6 if by is not None else None
+        r["FLOP/byte"] = f / by if by else None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r["TFLOP/s mean"] = float(np.mean(np.where(t > 0, f / (t * 1e6), np.nan))) if (t > 0).any() else None
+            r["TB/s mean"] = float(np.mean(np.where(t > 0, by / (t * 1e6), np.nan))) if by is not None and (t > 0).any() else None
+        r["compute spec"] = ev.spec
+        flags += fl.assumption_texts(ev.assumptions)
+        if spec is not None and by is not None:
+            sp, link = spec, has_gpu and total > 0 and host >= 0.5 * total and spec.host_link_gbps
+            if link:
+                sp = dataclasses.replace(spec, mem_bw_tbps=spec.host_link_gbps / 1000.0)
+                flags.append(fl.host_link_text(spec.host_link_gbps))
+            rt, bound = roofline(sp, f, by, ev.spec)
+            if rt is not None:
+                f_lo, f_hi, b_lo, b_hi = ev.bounds
+                rt_lo, rt_hi = roofline(sp, f_lo, b_lo, ev.spec)[0], roofline(sp, f_hi, b_hi, ev.spec)[0]
+                pos = t > 0
+                safe = np.where(pos, t, 1.0)
+                pct = np.where(pos, rt / safe * 100.0, np.nan)
+                r["roofline time (µs)"] = rt
+                r["bound"] = "host link" if link and bound == "memory" else bound
+                r["roofline mean (%)"] = float(np.nanmean(pct)) if pos.any() else None
+                r["roofline median (%)"] = float(np.nanmedian(pct)) if pos.any() else None
+                r["roofline min (%)"] = float(np.nanmin(pct)) if pos.any() else None
+                r["roofline max (%)"] = float(np.nanmax(pct)) if pos.any() else None
+                r["roofline std (%)"] = float(np.nanstd(pct, ddof=1)) if pos.sum() > 1 else 0.0
+                r["roofline time min (µs)"], r["roofline time max (µs)"] = rt_lo, rt_hi
+                if pos.any():
+                    r["roofline % min"] = float(np.nanmean(np.where(pos, rt_lo / safe * 100.0, np.nan)))
+                    r["roofline % max"] = float(np.nanmean(np.where(pos, rt_hi / safe * 100.0, np.nan)))
+                n_above = int((pct > 100.0).sum())
+                if n_above:
+                    flags.insert(0, fl.above_roofline_causes(
+                        n_above=n_above, n=len(t), nbytes=by, llc_bytes=spec.llc_bytes,
+                        category=r["category"], bound=r["bound"],
+                        overlap_share=overlap / total if total else 0.0,
+                        pct_min=r.get("roofline % min"), assumptions=ev.assumptions, model=ev.model))
+        for k, v in ev.params.items():
+            r[f"param: {k}"] = _cell(v)
+    r["flags"] = fl.join_flags(flags)
+    modelled = r.get("roofline time (µs)") is not None
+    reason = cv.MODELLED if modelled else _reason(op0, ev, parts, total, spec)
+    r["coverage"] = reason
+    r["_parts"] = cv.row_parts(modelled=modelled, total=total, comm=sum(p.comm for p in parts),
+                               memcpy=sum(p.mcpy for p in parts), reason=reason)
+    acc = KernelAcc()
+    for p in parts:
+        for k, (c, s) in p.kacc.acc.items():
+            a_ = acc.acc.setdefault(k, [0, 0.0])
+            a_[0] += c
+            a_[1] += s
+    r["kernels"] = acc.text() if has_gpu else ""
+    # where to find one instance in a trace viewer (Perfetto / chrome://tracing)
+    op_first = min((p.op0 for p in parts if p.op0 is not None), key=lambda o: o.ts, default=None)
+    r["example ts (µs)"] = op_first.ts if op_first is not None else None
+    return r
+
+
+BASE_COLS = ["name", "category", "perf model", "reason", "count", "time sum (µs)", "time mean (µs)",
+             "time median (µs)", "time std (µs)", "time min (µs)", "time max (µs)", "GFLOP",
+             "data moved (MB)", "FLOP/byte", "TFLOP/s mean", "TB/s mean", "compute spec",
+             "roofline time (µs)", "bound", "roofline mean (%)", "roofline median (%)",
+             "roofline min (%)", "roofline max (%)", "roofline std (%)", "roofline time min (µs)",
+             "roofline time max (µs)", "roofline % min", "roofline % max", "flags"]
+TAIL_COLS = ["input dims", "input types", "input strides", "concrete inputs", "coverage", "kernels",
+             "example ts (µs)"]
+
+
+def perf_tables(tree, times, spec) -> tuple[list[Sheet], cv.Coverage]:
+    """The perf sheets and the report's coverage statement."""
+    has_gpu = bool(tree.gpu)
     first_gpu_ts: dict = {}
     for g in tree.gpu:
         if g.launcher is None:
             first_gpu_ts.setdefault(f"(unlinked) {g.name}", g.ts)
     rows = []
-    for (name, _, _, ucat), (op0, ev, times_, kacc) in groups.items():
-        t = np.array(times_)
-        a = op0.args if op0 is not None else {}
-        graph = ev is None and is_graph_launch(op0)
-        r = {"name": name,
-             "category": ev.category if ev else (GRAPH_CATEGORY if graph else
-                                                 ucat or category(op0)),
-             "perf model": ev.model if ev else "",
-             "reason": ev.reason if ev else (graph_reason(tree) if graph else ""),
-             "input dims": fmt_dims(a.get("Input Dims")), "input types": fmt_list(a.get("Input type")),
-             "input strides": fmt_dims(a.get("Input Strides")),
-             "concrete inputs": fmt_list(a.get("Concrete Inputs")),
-             "count": len(t), "time sum (µs)": float(t.sum()), "time mean (µs)": float(t.mean()),
-             "time median (µs)": float(np.median(t)),
-             "time std (µs)": float(t.std(ddof=1)) if len(t) > 1 else 0.0,
-             "time min (µs)": float(t.min()), "time max (µs)": float(t.max())}
-        if ev is not None and not ev.reason:
-            fl, by = ev.flops, ev.bytes
-            r["GFLOP"] = fl / 1e9
-            r["data moved (MB)"] = by / 1e6 if by is not None else None
-            r["FLOP/byte"] = fl / by if by else None
-            with np.errstate(divide="ignore", invalid="ignore"):
-                r["TFLOP/s mean"] = float(np.mean(np.where(t > 0, fl / (t * 1e6), np.nan))) if (t > 0).any() else None
-                r["TB/s mean"] = float(np.mean(np.where(t > 0, by / (t * 1e6), np.nan))) if by is not None and (t > 0).any() else None
-            r["compute spec"] = ev.spec
-            if spec is not None and by is not None:
-                rt, bound = roofline(spec, fl, by, ev.spec)
-                if rt is not None:
-                    pct = np.where(t > 0, rt / np.where(t > 0, t, 1) * 100.0, np.nan)
-                    r["roofline time (µs)"] = rt
-                    r["bound"] = bound
-                    r["roofline mean (%)"] = float(np.nanmean(pct))
-                    r["roofline median (%)"] = float(np.nanmedian(pct))
-                    r["roofline min (%)"] = float(np.nanmin(pct))
-                    r["roofline max (%)"] = float(np.nanmax(pct))
-                    r["roofline std (%)"] = float(np.nanstd(pct, ddof=1)) if len(pct) > 1 else 0.0
-            for k, v in ev.params.items():
-                r[f"param: {k}"] = _cell(v)
-        r["kernels"] = kacc.text() if has_gpu else ""
-        # where to find one instance in a trace viewer (Perfetto / chrome://tracing)
-        r["example ts (µs)"] = op0.ts if op0 is not None else first_gpu_ts.get(name)
-        rows.append(r)
+    graph_why = graph_reason(tree)
+    for (name, _, _, ucat), grp in _groups(tree).items():
+        for ts, parts, split_flag in _split(grp):
+            r = _row(name, grp.op0, grp.ev, ts, parts, split_flag, spec, has_gpu, graph_why,
+                     ucat if grp.ev is None else None)
+            if r["example ts (µs)"] is None:
+                r["example ts (µs)"] = first_gpu_ts.get(name)
+            rows.append(r)
+    coverage = cv.build_coverage(rows, has_gpu=has_gpu)
 
-    base_cols = ["name", "category", "perf model", "reason", "count", "time sum (µs)", "time mean (µs)",
-                 "time median (µs)", "time std (µs)", "time min (µs)", "time max (µs)", "GFLOP",
-                 "data moved (MB)", "FLOP/byte", "TFLOP/s mean", "TB/s mean", "compute spec",
-                 "roofline time (µs)", "bound", "roofline mean (%)", "roofline median (%)",
-                 "roofline min (%)", "roofline max (%)", "roofline std (%)"]
-    tail_cols = ["input dims", "input types", "input strides", "concrete inputs", "kernels", "example ts (µs)"]
     total = float(sum(r["time sum (µs)"] for r in rows))
     rank(rows, "time sum (µs)", total)
     param_cols: list[str] = []
@@ -177,10 +339,11 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
         for c in r:
             if c.startswith("param: ") and c not in param_cols:
                 param_cols.append(c)
-    fm = {c: US for c in base_cols + tail_cols if "(µs)" in c}
-    fm.update({c: PCT for c in base_cols + ["percent (%)", "cumulative percent (%)"] if "(%)" in c})
+    fm = {c: US for c in BASE_COLS + TAIL_COLS if "(µs)" in c}
+    fm.update({c: PCT for c in BASE_COLS + ["percent (%)", "cumulative percent (%)"] if "(%)" in c})
     fm.update({"count": INT, "GFLOP": "0.000000", "data moved (MB)": "0.000", "FLOP/byte": "0.00",
-               "TFLOP/s mean": "0.000", "TB/s mean": "0.000"})
+               "TFLOP/s mean": "0.000", "TB/s mean": "0.000", "roofline % min": PCT,
+               "roofline % max": PCT})
     notes = []
     if not has_gpu:
         notes.append("no GPU events: times are CPU op durations, not kernel times")
@@ -190,7 +353,7 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
         notes.append(f"roofline on {spec.name} ({spec.basis} figures)")
     if has_gpu:
         notes.append(coverage_note(rows, total))
-    unified_cols = base_cols + ["percent (%)", "cumulative percent (%)"] + tail_cols
+    unified_cols = BASE_COLS + ["percent (%)", "cumulative percent (%)"] + TAIL_COLS
     sheets = [Sheet.from_records("unified_perf_summary", rows, unified_cols, fm, notes)]
 
     by_cat: dict = {}
@@ -200,10 +363,14 @@ def perf_sheets(tree, times, spec) -> list[Sheet]:
     for cat in sorted(by_cat):
         sub = by_cat[cat]
         pcols = [c for c in param_cols if any(r.get(c) is not None for r in sub)]
-        cols = ["name"] + pcols + [c for c in base_cols if c not in ("name", "category", "perf model")] + \
-            ["percent (%)"] + tail_cols
+        cols = ["name"] + pcols + [c for c in BASE_COLS if c not in ("name", "category", "perf model")] + \
+            ["percent (%)"] + [c for c in TAIL_COLS if c != "coverage"]
         sheets.append(Sheet.from_records(cat, sub, cols, fm, notes))
-    return sheets
+    return sheets, coverage
+
+
+def perf_sheets(tree, times, spec) -> list[Sheet]:
+    return perf_tables(tree, times, spec)[0]
 
 
 def _cell(v):

@@ -46,11 +46,14 @@ def _json_safe(v):
     return text(v) if isinstance(v, str) else v
 
 
-def json_text(sheet) -> str:
+def json_text(sheet, coverage=None) -> str:
+    """``{"sheet", "notes", "rows"}``, plus ``"coverage"`` (the report's coverage statement) if given."""
     cols = [str(c) for c in sheet.columns]
     recs = [dict(zip(cols, map(_json_safe, r))) for r in rows(sheet)]
-    return orjson.dumps({"sheet": sheet.name, "notes": [text(n) for n in sheet.notes], "rows": recs},
-                        option=orjson.OPT_INDENT_2).decode() + "\n"
+    doc = {"sheet": sheet.name, "notes": [text(n) for n in sheet.notes], "rows": recs}
+    if coverage is not None:
+        doc["coverage"] = coverage.to_dict()
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def write_csv_dir(sheets, directory: str | Path, protect: dict | None = None) -> list[Path]:
@@ -116,13 +119,13 @@ def _quiet_stdout() -> None:
         pass
 
 
-def print_sheet(sheet, fmt: str, stream=None) -> None:
+def print_sheet(sheet, fmt: str, stream=None, coverage=None) -> None:
     if fmt == "csv":
         write_stdout(csv_text(sheet), stream)
     elif fmt == "tsv":
         write_stdout(tsv_text(sheet), stream)
     elif fmt == "json":
-        write_stdout(json_text(sheet), stream)
+        write_stdout(json_text(sheet, coverage), stream)
     else:
         from perfreport.writers.console import table_text
         write_stdout(table_text(sheet), stream)
