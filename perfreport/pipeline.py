@@ -71,7 +71,6 @@ def analyze(trace: TraceInput, *, arch=None, basis: str = "peak", graph_capture:
     if tree.model_config is not None:
         notes.append(f"model config: {tree.model_config.source}")
     notes.extend(tree.warnings)
-    notes.extend(coverage.lines())
     report = Report(source=tree.source, sheets=sheets, notes=notes, spec=spec, arch_msg=arch_msg,
                     warnings=list(tree.warnings), graph_capture_summary=tree.graph_capture_summary,
                     has_gpu=bool(tree.gpu), meta=tree.meta, coverage=coverage)

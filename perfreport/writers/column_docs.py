@@ -20,7 +20,11 @@ DOCS: dict[str, tuple[str, str, str]] = {
     "category": ("", "perf-model category of the op (models/registry.py), or the event kind", "models/registry.py"),
     "perf model": ("", "class of the perf model evaluated on the row's op", "models/registry.py"),
     "reason": ("", "why the model gave no FLOPs/bytes for this op (empty when it did)", "models/*"),
-    "flags": ("", "self-audit findings on the row (e.g. over 100% of roofline, assumed sizes)", "self-audit"),
+    "flags": ("", "self-audit findings, ' | '-separated: above roofline (with the likely cause), bimodal "
+              "(split by kernels or layer parity), assumption (names the unknown), host link", "tables/flags.py"),
+    "coverage": ("", "'modelled' (the row has a roofline) or why not: no model for the op, model error, "
+                 "no roofline figure, graph replay without shapes, no CPU launch in the window, inside a "
+                 "user annotation only, launched outside any op", "tables/coverage.py"),
     "device": ("", "GPU device id of the events", TRACE),
     "type": ("", "timeline bucket: computation, exposed comm, exposed memcpy, idle, busy, total, ...", TL),
     "parent op": ("", "op that launched the kernel (innermost enclosing cpu_op of its runtime call)", K),

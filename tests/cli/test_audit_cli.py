@@ -32,8 +32,8 @@ def test_min_coverage_gate(tmp_path, modelled_pct):
     assert f"modelled {modelled_pct:.1f}% of the GPU time is below --min-coverage 70%" in r.stderr
     assert out.exists()                                    # the report is still written
     wb = load_workbook(out, read_only=True)
-    notes = [row[0] for row in wb["notes"].iter_rows(values_only=True)]
-    assert any(str(n).startswith("coverage of ") for n in notes)
+    notes = {row[0]: row[1] for row in wb["notes"].iter_rows(min_row=2, values_only=True)}
+    assert notes["coverage"].startswith(f"coverage of ") and f"modelled {modelled_pct:.1f}%" in notes["coverage"]
     assert run("-o", str(out), "-q", "--min-coverage", "60").returncode == 0
 
 

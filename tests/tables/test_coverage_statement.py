@@ -70,7 +70,6 @@ def test_report_carries_coverage(tmp_path, monkeypatch):
     rep = analyze(_all_reasons().write(tmp_path), arch="h100")
     assert rep.coverage.total_us == pytest.approx(111.0)
     assert rep.to_dict()["coverage"]["total (µs)"] == pytest.approx(111.0)
-    assert rep.coverage.lines()[0] in rep.notes
     assert '"coverage"' in rep.to_json()
 
 
