@@ -141,8 +141,8 @@ class Coverage:
         return out
 
     def text(self) -> str:
-        """:meth:`lines` as one text (what the console summary prints)."""
-        return "\n".join(self.lines())
+        """:meth:`lines` as one line, joined by ``" | "`` (the console summary, one notes cell)."""
+        return " | ".join(self.lines())
 
     def to_dict(self) -> dict:
         return {"basis": self.basis, "total (µs)": self.total_us, "modelled (µs)": self.modelled_us,
