@@ -33,13 +33,16 @@ def test_out_of_tree_model_gets_iteration_statistics(tmp_path, restore_registry)
     f.write_text(_block("# my_attention.py"))
     rep = analyze(str(FIX / "vllm_decode_graph.json.gz"),
                   graph_capture=str(FIX / "vllm_decode_capture"), models=[str(f)])
-    (row,) = [r for r in rep.sheet("unified_perf_summary").records()
-              if r["name"] == "vllm::unified_attention_with_output"]
-    assert row["perf model"] == "MyDecodeAttention" and row["reason"] == ""
-    assert row["count"] == 24
-    # 2*64*55086*2*64 FLOPs; (55086 - 32)*8*2*64*2 bytes
-    assert row["GFLOP"] == pytest.approx(902_529_024 / 1e9)
-    assert row["data moved (MB)"] == pytest.approx(112_750_592 / 1e6)
+    rows = [r for r in rep.sheet("unified_perf_summary").records()
+            if r["name"] == "vllm::unified_attention_with_output"]
+    # without --model-config the alternating sliding/full layers are one bimodal group, split
+    # by kernel list (tables/flags.py); each part carries the same model figures
+    assert sum(r["count"] for r in rows) == 24
+    for row in rows:
+        assert row["perf model"] == "MyDecodeAttention" and row["reason"] == ""
+        # 2*64*55086*2*64 FLOPs; (55086 - 32)*8*2*64*2 bytes
+        assert row["GFLOP"] == pytest.approx(902_529_024 / 1e9)
+        assert row["data moved (MB)"] == pytest.approx(112_750_592 / 1e6)
 
 
 def test_a_model_needing_an_unknown_pass_output_is_refused(tmp_path, restore_registry):
