@@ -132,8 +132,9 @@ def html_text(report, top: int = TOP) -> str:
              f"<h1>perfreport: {esc(report.source)}</h1>",
              f"<p>{esc(report.arch_msg)}</p>"]
     if cov:
-        parts.append('<div class="coverage" id="coverage">' + "".join(f"<p>{esc(x)}</p>" for x in cov)
-                     + "</div>")
+        more = "".join(f"<p>{esc(x)}</p>" for x in cov[2:])   # long lists (kernel names): folded
+        parts.append('<div class="coverage" id="coverage">' + "".join(f"<p>{esc(x)}</p>" for x in cov[:2])
+                     + (f"<details><summary>more</summary>{more}</details>" if more else "") + "</div>")
     parts.append("<h2>Roofline</h2>")
     parts.append('<p class="muted">One point per row of unified_perf_summary with FLOPs and bytes: '
                  "x = FLOP/byte of one call, y = achieved TFLOP/s (mean over calls), area ∝ GPU "
