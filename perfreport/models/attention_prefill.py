@@ -20,8 +20,11 @@ Signatures (positional, as the traces record them; aiter ``csrc/include/torch/mh
   ``[total_k, hk, d]`` (page size 1), 4D pages (NHD ``[blocks, page, hk, d]`` / HND
   ``[blocks, hk, page, d]``) or the vectorized 5D layout K ``[blocks, hk, d/x, page, x]``,
   V ``[blocks, hk, page/x, d_v, x]``;
-* ``aiter::fmha_v3_varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, ...)``: q/k/v as
-  mha_varlen_fwd (the later arguments differ between aiter versions: no window read).
+* ``aiter::fmha_v3_varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+  max_seqlen_k, min_seqlen_q, p_dropout, softmax_scale, logits_soft_cap, zero_tensors,
+  is_causal, window_size_left, window_size_right, ...)``: the mha_varlen_fwd order up to the
+  window (aiter ``csrc/include/torch/mha_v3_varlen_fwd.h``; later arguments differ between
+  aiter versions and are not read).
 
 Compute precision: the query dtype (these kernels run their MMAs on 16-bit Q/K/V; FP8
 caches change the bytes through the KV dtype only).
@@ -65,6 +68,8 @@ class AiterMhaVarlenFwd(VarlenPrefill):
 
 class AiterFmhaV3VarlenFwd(VarlenPrefill):
     """``aiter::fmha_v3_varlen_fwd`` (see the module doc)."""
+
+    WINDOW = 13
 
 
 class AiterMhaBatchPrefill(VarlenPrefill):

@@ -350,6 +350,15 @@ class SglangPagedAttentionRagged(InferenceAttention):
         return input_type(self.op, self.Q), input_type(self.op, self.K)
 
 
+class AiterPagedAttentionRagged(SglangPagedAttentionRagged):
+    """``aiter::paged_attention_ragged(out, workspace_buffer, query, key_cache, value_cache,
+    scale, kv_indptr, kv_page_indices, kv_last_page_lens, block_size, ...)`` (aiter
+    ``csrc/include/attention_ragged.h``): SGLang's wrapper order with ``scale`` before
+    ``kv_indptr``, so B = len(kv_indptr) - 1 is read from position 6."""
+
+    KV_INDPTR = 6
+
+
 class PerfreportPagedAttentionDecode(InferenceAttention):
     """Our bench op ``perfreport::paged_attention_decode(out, query, key_cache, value_cache,
     block_tables, context_lens, k_scale, v_scale, scale, kv_layout)``.
@@ -379,5 +388,5 @@ class PerfreportPagedAttentionDecode(InferenceAttention):
 
 
 __all__ = ["kv_precision", "InferenceAttention", "VllmUnifiedAttention",
-           "AiterPagedAttentionV1", "SglangPagedAttentionRagged",
+           "AiterPagedAttentionV1", "SglangPagedAttentionRagged", "AiterPagedAttentionRagged",
            "PerfreportPagedAttentionDecode"]

@@ -228,7 +228,7 @@ def _install() -> None:
     MODELS["perfreport::paged_attention_decode"] = ia.PerfreportPagedAttentionDecode
     MODEL_PATTERNS.append((re.compile(r"sglang_profiler::attention_paged_attention_ragged(_\d+)?"),
                            ia.SglangPagedAttentionRagged))
-    MODELS["aiter::paged_attention_ragged"] = ia.SglangPagedAttentionRagged
+    MODELS["aiter::paged_attention_ragged"] = ia.AiterPagedAttentionRagged
     # varlen / paged prefill on the step's chunk statistics (attention_prefill.py)
     from perfreport.models import attention_prefill as ap
     MODELS["aiter::mha_varlen_fwd"] = ap.AiterMhaVarlenFwd

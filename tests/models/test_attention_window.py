@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from perfreport.models.attention_prefill import AiterMhaBatchPrefill, AiterMhaVarlenFwd
+from perfreport.models.attention_prefill import (AiterFmhaV3VarlenFwd, AiterMhaBatchPrefill,
+                                                AiterMhaVarlenFwd)
 from perfreport.models.base import bounds
 from perfreport.models.inference_attention import VllmUnifiedAttention
 from perfreport.stats.iteration_formats import parse_iteration
@@ -76,6 +77,20 @@ def test_aiter_mha_varlen_fwd_on_chunk_statistics():
     # new: 300*(16*128*2 + 2*128*2) = 300*4608 = 1,382,400; cached (500-300)*2*256 = 102,400
     assert m.bytes() == (1_382_400 + 102_400) * 2
     assert m.window is None and m.precision() == "bf16"
+
+
+def test_aiter_fmha_v3_varlen_fwd_window_from_its_argument():
+    # fmha_v3_varlen_fwd keeps mha_varlen_fwd's order up to window_size_left (arg 13):
+    # 63 -> W = 64 keys; same step and shapes as the mha_varlen_fwd test above.
+    dims = [[300, 16, 128], [500, 2, 128], [500, 2, 128], [3], [3]] + [[]] * 10
+    ci = [""] * 13 + ["63", "0"]
+    m = AiterFmhaV3VarlenFwd(_op("aiter::fmha_v3_varlen_fwd", dims,
+                                 [BF16] * 3 + ["int"] * 2 + [""] * 10, PREFILL, concrete=ci))
+    assert m.window == 64
+    # pairs = min(52500, 300*64) = 19200 -> FLOPs 2*16*256*19200 = 157,286,400
+    assert m.flops() == 157_286_400
+    # keys = min(500, 300 + 2*63) = 426 -> cached (426 - 300)*512 = 64,512 elements
+    assert m.bytes() == (1_382_400 + 64_512) * 2
 
 
 def test_aiter_mha_batch_prefill_window_from_its_argument():

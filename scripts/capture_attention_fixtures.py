@@ -1,0 +1,243 @@
+"""Capture the varlen / paged / MLA attention fixture trace (CPU, a real torch.profiler run).
+
+    . .venv/bin/activate && python scripts/capture_attention_fixtures.py [--out fixtures]
+
+Registers stand-in custom ops with torch.library under the exact names and positional
+argument order of aiter's torch interfaces (``csrc/include/torch/mha_varlen_fwd.h``,
+``fmha_v3_varlen_fwd.h``, ``mha_batch_prefill.h``, ``csrc/include/attention_ragged.h``, the
+2024 ``mla_decode_stage1_asm_fwd`` in ``csrc/include/mla.h``); each stand-in computes a small
+real attention in torch (per sequence, causal over the new tokens). Every call runs inside a
+vLLM detailed iteration annotation whose statistics match its shapes, under
+``torch.profiler.profile(activities=[CPU], record_shapes=True)``, and the trace is written to
+``fixtures/inference_attention_ops.json.gz``.
+
+Calls, in trace order (H_Q 8, H_KV 2, head dim 64 unless noted; queries BF16):
+
+1. ``aiter::mha_varlen_fwd``: 2 prefill requests of 16 and 8 new tokens, no cache ->
+   ``execute_24_context_2(sq24sk24sqsq320sqsk320)_generation_0(sq0sk0sqsq0sqsk0)``;
+2. ``aiter::fmha_v3_varlen_fwd``: the same step;
+3. ``aiter::mha_batch_prefill``: 1 chunk of 16 new tokens on 8 cached, NHD pages of 16
+   ``[blocks, 16, 2, 64]`` BF16 -> ``execute_16_context_1(sq16sk24sqsq256sqsk384)_generation_0(...)``;
+4. ``aiter::paged_attention_ragged``: 4 decode requests, KV lengths 37, 64, 100, 130, FP8
+   cache stored as uint8 (NHD pages of 16) ->
+   ``execute_4_context_0(...)_generation_4(sq4sk331sqsq4sqsk331)``;
+5. ``aiter::mla_decode_stage1_asm_fwd``: the same 4 decode requests, H_Q 16, one latent
+   head of 576 (512 + 64 rope), d_v 512, pages of 16 ``[blocks, 16, 1, 576]`` BF16, split
+   buffer ``[4, 2, 16, 512]``.
+
+Seeded and re-runnable (only timestamps differ between runs).
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+H_Q, H_KV, D, PAGE = 8, 2, 64, 16
+MLA_HQ, MLA_DQK, MLA_DV = 16, 576, 512
+PREFILL = "execute_24_context_2(sq24sk24sqsq320sqsk320)_generation_0(sq0sk0sqsq0sqsk0)"
+CHUNK = "execute_16_context_1(sq16sk24sqsq256sqsk384)_generation_0(sq0sk0sqsq0sqsk0)"
+DECODE = "execute_4_context_0(sq0sk0sqsq0sqsk0)_generation_4(sq4sk331sqsq4sqsk331)"
+DECODE_KV = [37, 64, 100, 130]
+_LIBS: list = []
+
+
+def _define(schema: str, fn) -> None:
+    lib = torch.library.Library("aiter", "FRAGMENT")
+    lib.define(schema)
+    lib.impl(schema.split("(", 1)[0], fn, "CPU")
+    _LIBS.append(lib)
+
+
+def _attend(q, k, v, scale):
+    """q [sq, Hq, Dk], k [n, Hkv, Dk], v [n, Hkv, Dv] -> [sq, Hq, Dv]; causal on the last sq keys."""
+    g = q.shape[1] // k.shape[1]
+    qf = q.float().transpose(0, 1)
+    kf = k.float().repeat_interleave(g, 1).transpose(0, 1)
+    vf = v.float().repeat_interleave(g, 1).transpose(0, 1)
+    s = torch.matmul(qf, kf.transpose(1, 2)) * scale
+    sq, n = q.shape[0], k.shape[0]
+    mask = torch.arange(n)[None, :] > (n - sq + torch.arange(sq))[:, None]
+    p = torch.softmax(s.masked_fill(mask, float("-inf")), -1)
+    return torch.matmul(p, vf).transpose(0, 1)
+
+
+def _gather(cache, pages, n):
+    """NHD pages [blocks, page, H, D] -> the first n tokens [n, H, D] (uint8 = FP8 storage)."""
+    t = cache[pages.long()].flatten(0, 1)[:n]
+    if t.dtype == torch.uint8:
+        t = t.view(torch.float8_e4m3fnuz)
+    return t.float()
+
+
+def _varlen(q, k, v, cu_q, cu_k, scale):
+    out = torch.empty(q.shape[0], q.shape[1], v.shape[2], dtype=q.dtype)
+    for i in range(len(cu_q) - 1):
+        a, b, c, d = int(cu_q[i]), int(cu_q[i + 1]), int(cu_k[i]), int(cu_k[i + 1])
+        out[a:b] = _attend(q[a:b], k[c:d], v[c:d], scale).to(q.dtype)
+    return out
+
+
+def mha_varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                   min_seqlen_q, p_dropout, softmax_scale, logits_soft_cap, zero_tensors,
+                   is_causal, window_size_left, window_size_right, return_softmax_lse,
+                   return_dropout_randval, out=None):
+    return [_varlen(q, k, v, cu_seqlens_q.tolist(), cu_seqlens_k.tolist(), softmax_scale)]
+
+
+def mha_batch_prefill(q, k, v, cu_seqlens_q, kv_indptr, kv_page_indices, max_seqlen_q,
+                      max_seqlen_k, p_dropout, softmax_scale, logits_soft_cap, zero_tensors,
+                      is_causal, window_size_left, window_size_right, return_softmax_lse,
+                      return_dropout_randval, out=None, kv_last_page_lens=None):
+    res = torch.empty_like(q)
+    cu, ind = cu_seqlens_q.tolist(), kv_indptr.tolist()
+    for i in range(len(cu) - 1):
+        pages = kv_page_indices[ind[i]:ind[i + 1]]
+        n = (len(pages) - 1) * PAGE + int(kv_last_page_lens[i])
+        res[cu[i]:cu[i + 1]] = _attend(q[cu[i]:cu[i + 1]], _gather(k, pages, n),
+                                       _gather(v, pages, n), softmax_scale).to(q.dtype)
+    return [res]
+
+
+def paged_attention_ragged(out, workspace_buffer, query, key_cache, value_cache, scale,
+                           kv_indptr, kv_page_indices, kv_last_page_lens, block_size,
+                           max_num_partitions, alibi_slopes, kv_cache_dtype, kv_cache_layout,
+                           logits_soft_cap, k_scale, v_scale, fp8_out_scale, partition_size):
+    ind = kv_indptr.tolist()
+    for i in range(len(ind) - 1):
+        pages = kv_page_indices[ind[i]:ind[i + 1]]
+        n = (len(pages) - 1) * block_size + int(kv_last_page_lens[i])
+        k = _gather(key_cache, pages, n) * float(k_scale)
+        v = _gather(value_cache, pages, n) * float(v_scale)
+        out[i:i + 1] = _attend(query[i:i + 1], k, v, scale).to(out.dtype)
+
+
+def mla_decode_stage1_asm_fwd(Q, KV, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_lens,
+                              max_seqlen_q, softmax_scale, splitData, splitLse):
+    ind = kv_indptr.tolist()
+    for i in range(len(ind) - 1):
+        pages = kv_page_indices[ind[i]:ind[i + 1]]
+        n = (len(pages) - 1) * PAGE + int(kv_last_page_lens[i])
+        lat = _gather(KV, pages, n)                      # [n, 1, 576]: V = first 512 dims
+        o = _attend(Q[i:i + 1], lat, lat[..., :MLA_DV], softmax_scale)
+        splitData[i] = o[0].to(splitData.dtype)[None].expand(splitData.shape[1], -1, -1)
+        splitLse[i] = 0.0
+
+
+def register_ops() -> None:
+    if _LIBS:
+        return
+    tail = ("int max_seqlen_q, int max_seqlen_k, int min_seqlen_q, float p_dropout, "
+            "float softmax_scale, float logits_soft_cap, bool zero_tensors, bool is_causal, "
+            "int window_size_left, int window_size_right, bool return_softmax_lse, "
+            "bool return_dropout_randval, Tensor? out=None) -> Tensor[]")
+    for name in ("mha_varlen_fwd", "fmha_v3_varlen_fwd"):
+        _define(f"{name}(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, "
+                f"Tensor cu_seqlens_k, {tail}", mha_varlen_fwd)
+    _define("mha_batch_prefill(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, "
+            "Tensor kv_indptr, Tensor kv_page_indices, int max_seqlen_q, int max_seqlen_k, "
+            "float p_dropout, float softmax_scale, float logits_soft_cap, bool zero_tensors, "
+            "bool is_causal, int window_size_left, int window_size_right, "
+            "bool return_softmax_lse, bool return_dropout_randval, Tensor? out=None, "
+            "Tensor? kv_last_page_lens=None) -> Tensor[]", mha_batch_prefill)
+    _define("paged_attention_ragged(Tensor(a!) out, Tensor workspace_buffer, Tensor query, "
+            "Tensor key_cache, Tensor value_cache, float scale, Tensor kv_indptr, "
+            "Tensor kv_page_indices, Tensor? kv_last_page_lens, int block_size, "
+            "int max_num_partitions, Tensor? alibi_slopes, str kv_cache_dtype, "
+            "str kv_cache_layout, float logits_soft_cap, Tensor k_scale, Tensor v_scale, "
+            "Tensor? fp8_out_scale, int partition_size) -> ()", paged_attention_ragged)
+    _define("mla_decode_stage1_asm_fwd(Tensor Q, Tensor KV, Tensor qo_indptr, Tensor kv_indptr, "
+            "Tensor kv_page_indices, Tensor kv_last_page_lens, int max_seqlen_q, "
+            "float softmax_scale, Tensor(a!) splitData, Tensor(b!) splitLse) -> ()",
+            mla_decode_stage1_asm_fwd)
+
+
+def _pages_for(kv_lens, gen, num_blocks):
+    counts = [(n + PAGE - 1) // PAGE for n in kv_lens]
+    perm = torch.randperm(num_blocks, generator=gen)[: sum(counts)].to(torch.int32)
+    indptr = [0]
+    for c in counts:
+        indptr.append(indptr[-1] + c)
+    last = [n - (c - 1) * PAGE for n, c in zip(kv_lens, counts)]
+    i32 = lambda x: torch.tensor(x, dtype=torch.int32)
+    return perm, i32(indptr), i32(last)
+
+
+def _run(gen) -> None:
+    bf = torch.bfloat16
+    rnd = lambda *s: (torch.randn(*s, generator=gen) * 0.5)
+    i32 = lambda x: torch.tensor(x, dtype=torch.int32)
+    scale = D ** -0.5
+    q, k, v = rnd(24, H_Q, D).to(bf), rnd(24, H_KV, D).to(bf), rnd(24, H_KV, D).to(bf)
+    cu = i32([0, 16, 24])
+    for op in (torch.ops.aiter.mha_varlen_fwd, torch.ops.aiter.fmha_v3_varlen_fwd):
+        with torch.profiler.record_function(PREFILL):
+            op(q, k, v, cu, cu, 16, 16, 8, 0.0, scale, 0.0, False, True, -1, 0, False, False)
+    kc, vc = rnd(8, PAGE, H_KV, D).to(bf), rnd(8, PAGE, H_KV, D).to(bf)
+    pages, indptr, last = _pages_for([24], gen, 8)
+    with torch.profiler.record_function(CHUNK):
+        torch.ops.aiter.mha_batch_prefill(rnd(16, H_Q, D).to(bf), kc, vc, i32([0, 16]), indptr,
+                                          pages, 16, 24, 0.0, scale, 0.0, False, True, -1, 0,
+                                          False, False, None, last)
+    fp8 = lambda t: t.to(torch.float8_e4m3fnuz).view(torch.uint8)
+    kc, vc = fp8(rnd(40, PAGE, H_KV, D)), fp8(rnd(40, PAGE, H_KV, D))
+    pages, indptr, last = _pages_for(DECODE_KV, gen, 40)
+    out = torch.empty(4, H_Q, D, dtype=bf)
+    one = torch.tensor([1.0])
+    with torch.profiler.record_function(DECODE):
+        torch.ops.aiter.paged_attention_ragged(out, torch.empty(64, dtype=torch.uint8),
+                                               rnd(4, H_Q, D).to(bf), kc, vc, scale, indptr,
+                                               pages, last, PAGE, 1, None, "fp8", "NHD", 0.0,
+                                               one, one, None, 256)
+    lat = rnd(40, PAGE, 1, MLA_DQK).to(bf)
+    split = torch.empty(4, 2, MLA_HQ, MLA_DV, dtype=torch.float32)
+    lse = torch.empty(4, 2, MLA_HQ, 1, dtype=torch.float32)
+    with torch.profiler.record_function(DECODE):
+        torch.ops.aiter.mla_decode_stage1_asm_fwd(rnd(4, MLA_HQ, MLA_DQK).to(bf), lat,
+                                                  i32([0, 1, 2, 3, 4]), indptr, pages, last, 1,
+                                                  MLA_DQK ** -0.5, split, lse)
+    if not (torch.isfinite(out.float()).all() and torch.isfinite(split).all()):
+        raise SystemExit("stand-in attention produced non-finite output")
+
+
+def capture(path: Path) -> int:
+    register_ops()
+    gen = torch.Generator().manual_seed(4321)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                record_shapes=True) as prof:
+        _run(gen)
+    with tempfile.TemporaryDirectory() as td:
+        raw = os.path.join(td, "trace.json")
+        prof.export_chrome_trace(raw)
+        with open(raw) as f:
+            trace = json.load(f)
+    trace["traceName"] = path.name
+    trace["metadata"] = {"generator": "scripts/capture_attention_fixtures.py",
+                         "torch": torch.__version__}
+    data = json.dumps(trace, separators=(",", ":")).encode()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as gz:
+        gz.write(data)
+    os.replace(tmp, path)
+    return path.stat().st_size
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "fixtures"))
+    a = ap.parse_args(argv)
+    torch.manual_seed(0)
+    size = capture(Path(a.out) / "inference_attention_ops.json.gz")
+    print(f"inference_attention_ops.json.gz: {size} bytes", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
