@@ -3,7 +3,7 @@
     . .venv/bin/activate && python scripts/capture_attention_fixtures.py [--out fixtures]
 
 Registers stand-in custom ops with torch.library under the exact names and positional
-argument order of aiter's torch interfaces (``csrc/include/torch/mha_varlen_fwd.h``,
+argument order of aiter's torch interfaces and flash-attn's ``flash_attn_interface.py`` (``csrc/include/torch/mha_varlen_fwd.h``,
 ``fmha_v3_varlen_fwd.h``, ``mha_batch_prefill.h``, ``csrc/include/attention_ragged.h``, the
 2024 ``mla_decode_stage1_asm_fwd`` in ``csrc/include/mla.h``); each stand-in computes a small
 real attention in torch (per sequence, causal over the new tokens). Every call runs inside a
@@ -23,7 +23,11 @@ Calls, in trace order (H_Q 8, H_KV 2, head dim 64 unless noted; queries BF16):
    ``execute_4_context_0(...)_generation_4(sq4sk331sqsq4sqsk331)``;
 5. ``aiter::mla_decode_stage1_asm_fwd``: the same 4 decode requests, H_Q 16, one latent
    head of 576 (512 + 64 rope), d_v 512, pages of 16 ``[blocks, 16, 1, 576]`` BF16, split
-   buffer ``[4, 2, 16, 512]``.
+   buffer ``[4, 2, 16, 512]``;
+6. ``flash_attn::_flash_attn_varlen_forward`` (flash-attn 2.6+ ``torch.library`` op, causal):
+   the prefill step of 1., then a mixed step of one chunk of 16 new tokens on 8 cached and 3
+   decode requests with KV lengths 10, 20, 30 (K/V ``[84, 2, 64]``) ->
+   ``execute_19_context_1(sq16sk24sqsq256sqsk384)_generation_3(sq3sk60sqsq3sqsk60)``.
 
 Seeded and re-runnable (only timestamps differ between runs).
 """
@@ -44,12 +48,13 @@ MLA_HQ, MLA_DQK, MLA_DV = 16, 576, 512
 PREFILL = "execute_24_context_2(sq24sk24sqsq320sqsk320)_generation_0(sq0sk0sqsq0sqsk0)"
 CHUNK = "execute_16_context_1(sq16sk24sqsq256sqsk384)_generation_0(sq0sk0sqsq0sqsk0)"
 DECODE = "execute_4_context_0(sq0sk0sqsq0sqsk0)_generation_4(sq4sk331sqsq4sqsk331)"
+MIXED = "execute_19_context_1(sq16sk24sqsq256sqsk384)_generation_3(sq3sk60sqsq3sqsk60)"
 DECODE_KV = [37, 64, 100, 130]
 _LIBS: list = []
 
 
-def _define(schema: str, fn) -> None:
-    lib = torch.library.Library("aiter", "FRAGMENT")
+def _define(schema: str, fn, ns: str = "aiter") -> None:
+    lib = torch.library.Library(ns, "FRAGMENT")
     lib.define(schema)
     lib.impl(schema.split("(", 1)[0], fn, "CPU")
     _LIBS.append(lib)
@@ -130,6 +135,16 @@ def mla_decode_stage1_asm_fwd(Q, KV, qo_indptr, kv_indptr, kv_page_indices, kv_l
         splitLse[i] = 0.0
 
 
+def flash_attn_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                              dropout_p, softmax_scale, causal, window_size_left=-1,
+                              window_size_right=-1, softcap=0.0, alibi_slopes=None,
+                              return_softmax=False, block_table=None, leftpad_k=None,
+                              seqused_k=None):
+    out = _varlen(q, k, v, cu_seqlens_q.tolist(), cu_seqlens_k.tolist(), softmax_scale)
+    lse = torch.zeros(q.shape[1], q.shape[0], dtype=torch.float32)
+    return out, lse, torch.empty(0, dtype=q.dtype), torch.zeros(2, dtype=torch.int64)
+
+
 def register_ops() -> None:
     if _LIBS:
         return
@@ -156,6 +171,13 @@ def register_ops() -> None:
             "Tensor kv_page_indices, Tensor kv_last_page_lens, int max_seqlen_q, "
             "float softmax_scale, Tensor(a!) splitData, Tensor(b!) splitLse) -> ()",
             mla_decode_stage1_asm_fwd)
+    _define("_flash_attn_varlen_forward(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, "
+            "Tensor cu_seqlens_k, int max_seqlen_q, int max_seqlen_k, float dropout_p, "
+            "float softmax_scale, bool causal, int window_size_left=-1, "
+            "int window_size_right=-1, float softcap=0.0, Tensor? alibi_slopes=None, "
+            "bool return_softmax=False, Tensor? block_table=None, Tensor? leftpad_k=None, "
+            "Tensor? seqused_k=None) -> (Tensor, Tensor, Tensor, Tensor)",
+            flash_attn_varlen_forward, ns="flash_attn")
 
 
 def _pages_for(kv_lens, gen, num_blocks):
@@ -202,6 +224,15 @@ def _run(gen) -> None:
         torch.ops.aiter.mla_decode_stage1_asm_fwd(rnd(4, MLA_HQ, MLA_DQK).to(bf), lat,
                                                   i32([0, 1, 2, 3, 4]), indptr, pages, last, 1,
                                                   MLA_DQK ** -0.5, split, lse)
+    fa = torch.ops.flash_attn._flash_attn_varlen_forward
+    with torch.profiler.record_function(PREFILL):
+        fa(q, k, v, cu, cu, 16, 16, 0.0, scale, True, -1, -1)
+    # mixed step: a chunk of 16 new tokens on 8 cached + 3 decode requests (KV 10, 20, 30);
+    # K/V hold every key of each sequence (total_k = 24 + 60 = 84)
+    mq, mk, mv = rnd(19, H_Q, D).to(bf), rnd(84, H_KV, D).to(bf), rnd(84, H_KV, D).to(bf)
+    with torch.profiler.record_function(MIXED):
+        fa(mq, mk, mv, i32([0, 16, 17, 18, 19]), i32([0, 24, 34, 54, 84]), 16, 30, 0.0, scale,
+           True, -1, -1)
     if not (torch.isfinite(out.float()).all() and torch.isfinite(split).all()):
         raise SystemExit("stand-in attention produced non-finite output")
 

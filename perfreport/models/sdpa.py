@@ -27,9 +27,18 @@ Bytes, backward = read Q, K, V, O, dO + write dQ, dK, dV.
 
 Layouts: ``BHND`` [B, H, N, d] (``aten::_scaled_dot_product_*``), ``BNHD`` [B, N, H, d]
 (``aten::_flash_attention_forward``, ``flash_attn::*``), ``THD`` [total_tokens, H, d] (varlen,
-when cumulative sequence lengths are passed). Varlen FLOPs are an ESTIMATE: the trace records
-cu_seqlens only as a shape, so B = len(cu_seqlens) − 1 and every sequence is taken to have the
-mean length (N_Q = total_q / B, N_KV = total_k / B).
+when cumulative sequence lengths are passed). The profiler records cu_seqlens only as a shape
+(tensor values are never in ``Concrete Inputs``), so B = len(cu_seqlens) − 1. flash_attn varlen
+ops (``flash_attn_varlen_func`` and its qkv/kv-packed forms all reach
+``flash_attn::_flash_attn_varlen_forward`` / ``_backward``) take their (query, key) pairs from
+the step's chunk statistics when an iteration annotation holds the op
+(``needs = ("iteration",)``) and its sums match the packed tensors (Σsq = total_q and
+Σsk = total_k over the prefill and decode groups): per sequence i, sq_i <= sk_i, so the
+bottom-right causal count is sq_i·sk_i − sq_i²/2 and the sum is P = sqsk − sqsq/2 (c + g
+groups); not causal P = sqsk; a window caps P at total_q·(left + 1 + max(right, 0)).
+FLOPs = 2·H_Q·P·(d_qk + d_v) (backward 2.5×). Otherwise every sequence is taken to have the
+mean length (N_Q = total_q / B, N_KV = total_k / B), an ESTIMATE the row marks
+(``lengths: mean``).
 Signatures: PyTorch native_functions.yaml (checked against torch 2.13 schemas);
 flash_attn/flash_attn_interface.py (flash-attn 2.6+ ``torch.library`` custom ops).
 """
@@ -41,6 +50,7 @@ from perfreport.errors import ModelError
 from perfreport.models.args import arg_bool, arg_float, arg_int, tensor, tensor_opt
 from perfreport.models.base import PerfModel
 from perfreport.models.dtypes import bytes_per_element, precision_of
+from perfreport.stats.chunks import chunk_stats
 
 
 @dataclass(frozen=True)
@@ -193,7 +203,43 @@ class FlashAttnForward(AttentionFwd):
     spec = Layout("BNHD", dropout=3, causal=5, win_left=6, win_right=7, align="bottom_right")
 
 
-class FlashAttnVarlenForward(AttentionFwd):
+class _OnChunkStats:
+    """Mixin: varlen pairs summed over the step's sequences (see the module doc)."""
+
+    needs = ("iteration",)
+
+    def __init__(self, op):
+        super().__init__(op)
+        self.chunk_pairs = self._chunk_pairs() if self.varlen else None
+
+    def _chunk_pairs(self) -> float | None:
+        try:
+            s = chunk_stats(self.op)
+        except ModelError:
+            return None
+        sq, sk = s["c_sq"] + s["g_sq"], s["c_sk"] + s["g_sk"]
+        if sq != self.q.shape[0] or sk != self.k.shape[0]:
+            return None                 # the annotation is not this call's batch
+        sqsk, sqsq = s["c_sqsk"] + s["g_sqsk"], s["c_sqsq"] + s["g_sqsq"]
+        p = sqsk - sqsq / 2 if self.causal else float(sqsk)
+        if self.window is not None:
+            wl, wr = self.window
+            p = min(p, sq * (wl + 1 + max(wr, 0)))
+        return p
+
+    def fwd_flops(self) -> float:
+        if self.chunk_pairs is None:
+            return super().fwd_flops()
+        return 2.0 * self.H_Q * self.chunk_pairs * (self.d_qk + self.d_v)
+
+    def params(self) -> dict:
+        p = super().params()
+        if self.varlen:
+            p["lengths"] = "chunk statistics" if self.chunk_pairs is not None else "mean"
+        return p
+
+
+class FlashAttnVarlenForward(_OnChunkStats, AttentionFwd):
     """flash_attn::_flash_attn_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale, causal, window_size_left, window_size_right, ...)"""
     spec = Layout("THD", dropout=7, causal=9, cu_q=3, win_left=10, win_right=11,
                   align="bottom_right")
@@ -232,7 +278,7 @@ class FlashAttnBackward(AttentionBwd):
                   win_right=13, align="bottom_right")
 
 
-class FlashAttnVarlenBackward(AttentionBwd):
+class FlashAttnVarlenBackward(_OnChunkStats, AttentionBwd):
     """flash_attn::_flash_attn_varlen_backward(dout, q, k, v, out, softmax_lse, dq, dk, dv, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale, causal, window_size_left, window_size_right, ...)"""
     spec = Layout("THD", q=1, k=2, v=3, d_out=0, out=4, cu_q=9, dropout=13, causal=15,
                   win_left=16, win_right=17, align="bottom_right")

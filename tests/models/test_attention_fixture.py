@@ -74,3 +74,23 @@ def test_mla_decode_latent(rows):
     assert r["GFLOP"] == pytest.approx(11_524_096e-9, rel=1e-12)
     assert r["data moved (MB)"] == pytest.approx(520_576e-6, rel=1e-12)
     assert r["param: d_h_v"] == 512
+
+
+def test_flash_attn_varlen_on_chunk_statistics():
+    from perfreport.pipeline import analyze
+    rows = {r["param: B"]: r for r in analyze(str(FIX)).sheet("SDPA_fwd").records()
+            if r["name"] == "flash_attn::_flash_attn_varlen_forward"}
+    # prefill 16 + 8 (causal): P = sqsk - sqsq/2 = 320 - 160 = 160 -> 2*8*160*128 = 327,680
+    # (the mean-length estimate would be 2*(12*12 - 12^2/2) = 144 pairs, 294,912 FLOPs).
+    # bytes Q + K + V + O = (24*8*64 + 2*24*2*64 + 24*8*64)*2 = 61,440
+    r = rows[2]
+    assert r["param: lengths"] == "chunk statistics"
+    assert r["GFLOP"] == pytest.approx(327_680e-9, rel=1e-12)
+    assert r["data moved (MB)"] == pytest.approx(61_440e-6, rel=1e-12)
+    # mixed: chunk 16 on 8 cached + decode KV 10, 20, 30; sqsk 384 + 60 = 444,
+    # sqsq 256 + 3 = 259 -> P = 444 - 129.5 = 314.5 -> 2*8*314.5*128 = 644,096
+    # (mean lengths 4.75 / 21 would give 4*(4.75*21 - 4.75^2/2) = 353.875 pairs, 724,736).
+    # bytes: Q 19*512*2 = 19,456, K = V = 84*128*2 = 21,504, O 19,456 -> 81,920
+    r = rows[4]
+    assert r["GFLOP"] == pytest.approx(644_096e-9, rel=1e-12)
+    assert r["data moved (MB)"] == pytest.approx(81_920e-6, rel=1e-12)

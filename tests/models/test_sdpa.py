@@ -97,6 +97,40 @@ def test_varlen_estimate():
     assert (m.B, m.N_Q, m.N_KV) == (3, 10, 20) and m.flops() == 307200
 
 
+VARLEN_DIMS = [[30, 4, 32], [60, 4, 32], [60, 4, 32], [4], [4]] + [[]] * 7
+VARLEN_CI = ["", "", "", "", "", "12", "25", "0.0", "", "True", "-1", "-1"]
+
+
+def _with_stats(o, ann):
+    from perfreport.stats.iteration_formats import parse_iteration
+    o.perf_meta["iteration"] = parse_iteration(ann)
+    return o
+
+
+def test_varlen_on_chunk_statistics_and_fallback():
+    # 3 prefill sequences of 5, 10, 15 new tokens on 5, 20, 35 keys (30 q, 60 k tokens):
+    # sqsq 25 + 100 + 225 = 350, sqsk 25 + 200 + 525 = 750; causal P = 750 - 175 = 575
+    # FLOPs = 2*4*575*(32 + 32) = 294,400 forward, 2.5x = 736,000 backward
+    ann = "execute_30_context_3(sq30sk60sqsq350sqsk750)_generation_0(sq0sk0sqsq0sqsk0)"
+    types = [BF16] * 3 + ["int", "int"] + ["Scalar"] * 7
+    m = sdpa.FlashAttnVarlenForward(_with_stats(op(
+        "flash_attn::_flash_attn_varlen_forward", VARLEN_DIMS, types, VARLEN_CI), ann))
+    assert m.flops() == 294_400 and m.params()["lengths"] == "chunk statistics"
+    bdims = [[30, 4, 32], [30, 4, 32], [60, 4, 32], [60, 4, 32], [30, 4, 32], [4, 30],
+             [30, 4, 32], [60, 4, 32], [60, 4, 32], [4], [4]] + [[]] * 9
+    bci = [""] * 15 + ["True", "-1", "-1", "", ""]
+    b = sdpa.FlashAttnVarlenBackward(_with_stats(op(
+        "flash_attn::_flash_attn_varlen_backward", bdims, [BF16] * 9 + ["int", "int"] + ["Scalar"] * 9,
+        bci), ann))
+    assert b.causal and b.flops() == 736_000
+    # annotation of another batch (sq 31 != 30 tokens): the mean-length estimate, marked
+    other = "execute_31_context_3(sq31sk60sqsq351sqsk751)_generation_0(sq0sk0sqsq0sqsk0)"
+    f = sdpa.FlashAttnVarlenForward(_with_stats(op(
+        "flash_attn::_flash_attn_varlen_forward", VARLEN_DIMS, types, VARLEN_CI), other))
+    # B 3, N_Q 10, N_KV 20, bottom-right causal 10*20 - 50 = 150: 2*3*4*150*64 = 230,400
+    assert f.flops() == 230_400 and f.params()["lengths"] == "mean"
+
+
 def test_inconsistent_heads_raise():
     with pytest.raises(ModelError):
         sdpa.SdpaFlash(flash([1, 6, 8, 16], [1, 4, 8, 16], [1, 4, 8, 16]))
