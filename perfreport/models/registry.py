@@ -276,6 +276,10 @@ def _install() -> None:
             f"aten::_upsample_nearest_exact{nd}d")
         put(pooling.UpsampleNearestBackward, f"aten::upsample_nearest{nd}d_backward",
             f"aten::_upsample_nearest_exact{nd}d_backward")
+    # -- data movement (data_movement.py) --------------------------------------------------
+    from perfreport.models import data_movement as dm
+    put(dm.Concat, "aten::cat", "aten::stack", "aten::_cat", "aten::concat", "aten::concatenate")
+    put(dm.IndexSelect, "aten::index_select")
     put(norms.AiterGroupNorm, "aiter::_groupnorm_run")
     put(norms.MiopenBatchNormBackward, "aten::miopen_batch_norm_backward",
         "aten::cudnn_batch_norm_backward")

@@ -10,7 +10,7 @@ from perfreport.models.registry import MODELS, category_of, model_for, model_for
 
 CATEGORIES = {"GEMM", "SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd", "UnaryElementwise",
               "BinaryElementwise", "Reduce_fwd", "Norm_fwd", "Norm_bwd", "RMSNorm_fwd",
-              "RoPE_fwd", "Activation_fwd", "MoE", "KVCache", "Quant", "Inductor", "Pool",
+              "RoPE_fwd", "Activation_fwd", "MoE", "KVCache", "Quant", "Inductor", "Pool", "DataMovement",
               "Resample"}
 MATRIX = {"GEMM", "SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd"}
 VECTOR_IN_MATRIX_CATEGORY = {"moe_routing"}        # MoE routing ops: bookkeeping, vector units
@@ -37,7 +37,7 @@ def test_every_model_has_a_known_category_and_kind():
     ("vllm::moe_forward", "MoE"), ("TopK", "MoE"), ("aiter::fmoe_g1u1", "MoE"),
     # no model: broad fallback categories
     ("aten::linear", "GEMM"), ("aten::matmul", "GEMM"), ("nccl:all_reduce", "comm"),
-    ("aten::fill_", "memcpy"), ("aten::cat", "memcpy"), ("triton_poi_fused_add_0", "Inductor"),
+    ("aten::fill_", "memcpy"), ("aten::cat", "DataMovement"), ("aten::gather", "memcpy"), ("triton_poi_fused_add_0", "Inductor"),
     ("triton_red_fused_mean_1", "Inductor"), ("_C_cache_ops::reshape_and_cache_flash", "KVCache"),
     ("_C::static_scaled_fp8_quant", "Quant"), ("aten::upsample_nearest2d", "Resample"),
     ("aten::max_pool2d_with_indices_backward", "Pool"), ("aten::empty", "other"),
