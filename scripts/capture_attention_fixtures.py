@@ -3,7 +3,7 @@
     . .venv/bin/activate && python scripts/capture_attention_fixtures.py [--out fixtures]
 
 Registers stand-in custom ops with torch.library under the exact names and positional
-argument order of aiter's torch interfaces and flash-attn's ``flash_attn_interface.py`` (``csrc/include/torch/mha_varlen_fwd.h``,
+argument order of aiter's torch interfaces flash-attn's ``flash_attn_interface.py`` and vLLM's ``csrc/torch_bindings.cpp`` (``csrc/include/torch/mha_varlen_fwd.h``,
 ``fmha_v3_varlen_fwd.h``, ``mha_batch_prefill.h``, ``csrc/include/attention_ragged.h``, the
 2024 ``mla_decode_stage1_asm_fwd`` in ``csrc/include/mla.h``); each stand-in computes a small
 real attention in torch (per sequence, causal over the new tokens). Every call runs inside a
@@ -27,7 +27,10 @@ Calls, in trace order (H_Q 8, H_KV 2, head dim 64 unless noted; queries BF16):
 6. ``flash_attn::_flash_attn_varlen_forward`` (flash-attn 2.6+ ``torch.library`` op, causal):
    the prefill step of 1., then a mixed step of one chunk of 16 new tokens on 8 cached and 3
    decode requests with KV lengths 10, 20, 30 (K/V ``[84, 2, 64]``) ->
-   ``execute_19_context_1(sq16sk24sqsq256sqsk384)_generation_3(sq3sk60sqsq3sqsk60)``.
+   ``execute_19_context_1(sq16sk24sqsq256sqsk384)_generation_3(sq3sk60sqsq3sqsk60)``;
+7. vLLM ``_C::cutlass_mla_decode(out, q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens,
+   page_table, scale)`` (``csrc/torch_bindings.cpp``): the decode step of 5. with q_nope
+   ``[4, 16, 512]``, q_pe ``[4, 16, 64]``, the same latent pages as ``[blocks, 16, 576]``.
 
 Seeded and re-runnable (only timestamps differ between runs).
 """
@@ -145,6 +148,14 @@ def flash_attn_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     return out, lse, torch.empty(0, dtype=q.dtype), torch.zeros(2, dtype=torch.int64)
 
 
+def cutlass_mla_decode(out, q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_table, scale):
+    q = torch.cat([q_nope, q_pe], -1)
+    for i, n in enumerate(seq_lens.tolist()):
+        nb = (n + PAGE - 1) // PAGE
+        lat = kv_c_and_k_pe_cache[page_table[i, :nb].long()].flatten(0, 1)[:n, None].float()
+        out[i] = _attend(q[i:i + 1], lat, lat[..., :MLA_DV], scale)[0].to(out.dtype)
+
+
 def register_ops() -> None:
     if _LIBS:
         return
@@ -178,6 +189,9 @@ def register_ops() -> None:
             "bool return_softmax=False, Tensor? block_table=None, Tensor? leftpad_k=None, "
             "Tensor? seqused_k=None) -> (Tensor, Tensor, Tensor, Tensor)",
             flash_attn_varlen_forward, ns="flash_attn")
+    _define("cutlass_mla_decode(Tensor(a!) out, Tensor q_nope, Tensor q_pe, "
+            "Tensor kv_c_and_k_pe_cache, Tensor seq_lens, Tensor page_table, float scale) -> ()",
+            cutlass_mla_decode, ns="_C")
 
 
 def _pages_for(kv_lens, gen, num_blocks):
@@ -224,6 +238,15 @@ def _run(gen) -> None:
         torch.ops.aiter.mla_decode_stage1_asm_fwd(rnd(4, MLA_HQ, MLA_DQK).to(bf), lat,
                                                   i32([0, 1, 2, 3, 4]), indptr, pages, last, 1,
                                                   MLA_DQK ** -0.5, split, lse)
+    bt = torch.zeros(4, 9, dtype=torch.int32)
+    for i in range(4):
+        row = pages[indptr[i]:indptr[i + 1]]
+        bt[i, :len(row)] = row
+    mla_out = torch.empty(4, MLA_HQ, MLA_DV, dtype=bf)
+    with torch.profiler.record_function(DECODE):
+        torch.ops._C.cutlass_mla_decode(mla_out, rnd(4, MLA_HQ, MLA_DV).to(bf),
+                                        rnd(4, MLA_HQ, MLA_DQK - MLA_DV).to(bf),
+                                        lat.flatten(2), i32(DECODE_KV), bt, MLA_DQK ** -0.5)
     fa = torch.ops.flash_attn._flash_attn_varlen_forward
     with torch.profiler.record_function(PREFILL):
         fa(q, k, v, cu, cu, 16, 16, 0.0, scale, True, -1, -1)

@@ -73,4 +73,54 @@ class AiterMlaDecode(InferenceAttention):
         return p
 
 
-__all__ = ["AiterMlaDecode", "ROPE_DIM"]
+class CutlassMlaDecode(AiterMlaDecode):
+    """CUTLASS MLA decode, Q split in its no-rope (latent) and rope parts.
+
+    * vLLM ``_C::cutlass_mla_decode(out, q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens,
+      page_table, scale)`` and SGLang ``sgl_kernel::cutlass_mla_decode(out, q_nope, q_pe,
+      kv_c_and_k_pe_cache, seq_lens, page_table, workspace, sm_scale, num_kv_splits)``
+      (vLLM ``csrc/torch_bindings.cpp``, sgl-kernel ``csrc/common_extension.cc``; older
+      sgl-kernel: ``(out, q_nope_and_q_pe, kv_c_and_k_pe_cache, seq_lens, page_table,
+      workspace)``, told apart by a 1-d argument 3, d_qk then from the joint Q);
+    * vLLM ``_C::sm100_cutlass_mla_decode(out, lse, q_nope, q_pe, kv_c_and_k_pe_cache,
+      seq_lens, page_table, workspace, scale, num_kv_splits)``.
+
+    q_nope ``[B, H_Q, kv_lora_rank]``, q_pe ``[B, H_Q, rope]``, cache
+    ``[pages, page, kv_lora_rank + rope]`` (one latent head), out ``[B, H_Q, kv_lora_rank]``:
+    d_qk = q_nope + q_pe dims, d_v = out's last dim (no assumption), H_KV = 1; the same
+    latent formulas as the aiter kernel (module doc), decode group only.
+    """
+
+    OUT, Q_NOPE, Q_PE, KV = 0, 1, 2, 3
+
+    def read_shapes(self) -> dict[str, Any]:
+        out, qn, qp, kv = (input_dims(self.op, i)
+                           for i in (self.OUT, self.Q_NOPE, self.Q_PE, self.KV))
+        if len(kv) == 1 and len(qp) == 3 and len(qn) == 3 and qp[-1] == qn[-1]:
+            # older sgl-kernel form (out, q_nope_and_q_pe, kv_c_and_k_pe_cache, seq_lens, ...)
+            qn, qp, kv = [qn[0], qn[1], out[2]], [qn[0], qn[1], qn[2] - out[2]], qp
+            self._kv_at = self.Q_PE
+        else:
+            self._kv_at = self.KV
+        if len(qn) != 3 or len(qp) != 3 or len(out) != 3 or len(kv) not in (3, 4):
+            raise ModelError(f"{self.op.name}: expected q_nope/q_pe/out [B, H_Q, d] and a "
+                             "latent cache [pages, page, d]")
+        dqk = qn[2] + qp[2]
+        if kv[-1] != dqk or qn[:2] != qp[:2]:
+            raise ModelError(f"{self.op.name}: q_nope {qn} + q_pe {qp} do not match the "
+                             f"latent cache {kv}")
+        self.d_v_assumed = False
+        return dict(N_Q=qn[0], H_Q=qn[1], H_KV=1 if len(kv) == 3 else kv[2], d_h_qk=dqk,
+                    d_h_v=out[2], kv_layout="latent")
+
+    def read_dtypes(self) -> tuple[str, str]:
+        return input_type(self.op, self.Q_NOPE), input_type(self.op, self._kv_at)
+
+
+class Sm100CutlassMlaDecode(CutlassMlaDecode):
+    """``_C::sm100_cutlass_mla_decode`` (lse buffer at 1; see :class:`CutlassMlaDecode`)."""
+
+    OUT, Q_NOPE, Q_PE, KV = 0, 2, 3, 4
+
+
+__all__ = ["AiterMlaDecode", "CutlassMlaDecode", "Sm100CutlassMlaDecode", "ROPE_DIM"]

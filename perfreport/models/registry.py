@@ -237,6 +237,8 @@ def _install() -> None:
     # MLA decode in latent dims (attention_mla.py)
     from perfreport.models import attention_mla as mla
     MODELS["aiter::mla_decode_stage1_asm_fwd"] = mla.AiterMlaDecode
+    put(mla.CutlassMlaDecode, "_C::cutlass_mla_decode", "sgl_kernel::cutlass_mla_decode")
+    put(mla.Sm100CutlassMlaDecode, "_C::sm100_cutlass_mla_decode")
 
     # == mixture of experts (issue 8): moe.py, moe_routing.py ==
     from perfreport.models import moe, moe_routing as mr, moe_vendor as mv

@@ -24,7 +24,8 @@ def rows():
 
 
 def test_every_new_op_is_one_attention_row(rows):
-    assert sorted(rows) == ["aiter::fmha_v3_varlen_fwd", "aiter::mha_batch_prefill",
+    assert sorted(rows) == ["_C::cutlass_mla_decode",
+                            "aiter::fmha_v3_varlen_fwd", "aiter::mha_batch_prefill",
                             "aiter::mha_varlen_fwd", "aiter::mla_decode_stage1_asm_fwd",
                             "aiter::paged_attention_ragged"]
     assert all(r["count"] == 1 for r in rows.values())
@@ -64,13 +65,14 @@ def test_ragged_decode_fp8_cache(rows):
     assert r["param: B"] == 4 and r["compute spec"] == "matrix_fp8"
 
 
-def test_mla_decode_latent(rows):
+@pytest.mark.parametrize("name", ["aiter::mla_decode_stage1_asm_fwd", "_C::cutlass_mla_decode"])
+def test_mla_decode_latent(rows, name):
     # Same 4 decode requests; H_Q 16, one latent head d_qk 576, d_v 512 (from splitData
-    # [4, 2, 16, 512]). FLOPs = 2*16*(576+512)*331 = 11,524,096.
+    # [4, 2, 16, 512]; for cutlass, q_nope 512 + q_pe 64 and out [4, 16, 512]). FLOPs = 2*16*(576+512)*331 = 11,524,096.
     # per new token 16*576 + 16*512 + 576 = 17,984 -> 4*17,984 = 71,936 elements;
     # cached latents (331-4)*576 = 188,352 elements (V shares them); BF16:
     # (71,936 + 188,352)*2 = 520,576 B.
-    r = rows["aiter::mla_decode_stage1_asm_fwd"]
+    r = rows[name]
     assert r["GFLOP"] == pytest.approx(11_524_096e-9, rel=1e-12)
     assert r["data moved (MB)"] == pytest.approx(520_576e-6, rel=1e-12)
     assert r["param: d_h_v"] == 512
