@@ -3,7 +3,7 @@
     . .venv/bin/activate && python scripts/capture_attention_fixtures.py [--out fixtures]
 
 Registers stand-in custom ops with torch.library under the exact names and positional
-argument order of aiter's torch interfaces flash-attn's ``flash_attn_interface.py`` and vLLM's ``csrc/torch_bindings.cpp`` (``csrc/include/torch/mha_varlen_fwd.h``,
+argument order of aiter's torch interfaces flash-attn's ``flash_attn_interface.py`` vLLM's ``csrc/torch_bindings.cpp`` and FlashInfer's ``decode.py`` (``csrc/include/torch/mha_varlen_fwd.h``,
 ``fmha_v3_varlen_fwd.h``, ``mha_batch_prefill.h``, ``csrc/include/attention_ragged.h``, the
 2024 ``mla_decode_stage1_asm_fwd`` in ``csrc/include/mla.h``); each stand-in computes a small
 real attention in torch (per sequence, causal over the new tokens). Every call runs inside a
@@ -30,7 +30,10 @@ Calls, in trace order (H_Q 8, H_KV 2, head dim 64 unless noted; queries BF16):
    ``execute_19_context_1(sq16sk24sqsq256sqsk384)_generation_3(sq3sk60sqsq3sqsk60)``;
 7. vLLM ``_C::cutlass_mla_decode(out, q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens,
    page_table, scale)`` (``csrc/torch_bindings.cpp``): the decode step of 5. with q_nope
-   ``[4, 16, 512]``, q_pe ``[4, 16, 64]``, the same latent pages as ``[blocks, 16, 576]``.
+   ``[4, 16, 512]``, q_pe ``[4, 16, 64]``, the same latent pages as ``[blocks, 16, 576]``;
+8. ``flashinfer::batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_e4m3_..._run`` (FlashInfer
+   ``decode.py`` ``run_batch_decode`` order): the decode step of 4. on ``float8_e4m3fn`` NHD
+   pages (kv_layout_code 0, window_left -1).
 
 Seeded and re-runnable (only timestamps differ between runs).
 """
@@ -156,6 +159,23 @@ def cutlass_mla_decode(out, q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_ta
         out[i] = _attend(q[i:i + 1], lat, lat[..., :MLA_DV], scale)[0].to(out.dtype)
 
 
+FI_DECODE = ("batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_e4m3_dtype_o_bf16_dtype_idx_i32_"
+             "head_dim_qk_64_head_dim_vo_64_posenc_0_use_swa_False_use_logits_cap_False_run")
+
+
+def flashinfer_batch_decode(float_workspace_buffer, int_workspace_buffer, plan_info_vec, q,
+                            paged_k_cache, paged_v_cache, paged_kv_indptr, paged_kv_indices,
+                            paged_kv_last_page_len, o, maybe_lse, kv_layout_code, window_left,
+                            enable_pdl, alibi_slopes, logits_soft_cap, sm_scale, rope_scale,
+                            rope_theta):
+    ind = paged_kv_indptr.tolist()
+    for i in range(len(ind) - 1):
+        pages = paged_kv_indices[ind[i]:ind[i + 1]]
+        n = (len(pages) - 1) * paged_k_cache.shape[1] + int(paged_kv_last_page_len[i])
+        k, v = _gather(paged_k_cache, pages, n), _gather(paged_v_cache, pages, n)
+        o[i:i + 1] = _attend(q[i:i + 1], k, v, sm_scale).to(o.dtype)
+
+
 def register_ops() -> None:
     if _LIBS:
         return
@@ -192,6 +212,13 @@ def register_ops() -> None:
     _define("cutlass_mla_decode(Tensor(a!) out, Tensor q_nope, Tensor q_pe, "
             "Tensor kv_c_and_k_pe_cache, Tensor seq_lens, Tensor page_table, float scale) -> ()",
             cutlass_mla_decode, ns="_C")
+    _define(f"{FI_DECODE}(Tensor(a!) float_workspace_buffer, Tensor(b!) int_workspace_buffer, "
+            "int[] plan_info_vec, Tensor q, Tensor(c!)? paged_k_cache, "
+            "Tensor(d!)? paged_v_cache, Tensor paged_kv_indptr, Tensor paged_kv_indices, "
+            "Tensor paged_kv_last_page_len, Tensor(e!) o, Tensor(f!)? maybe_lse, "
+            "int kv_layout_code, int window_left, bool enable_pdl, Tensor? alibi_slopes, "
+            "float logits_soft_cap, float sm_scale, float rope_scale, float rope_theta) -> ()",
+            flashinfer_batch_decode, ns="flashinfer")
 
 
 def _pages_for(kv_lens, gen, num_blocks):
@@ -247,6 +274,14 @@ def _run(gen) -> None:
         torch.ops._C.cutlass_mla_decode(mla_out, rnd(4, MLA_HQ, MLA_DV).to(bf),
                                         rnd(4, MLA_HQ, MLA_DQK - MLA_DV).to(bf),
                                         lat.flatten(2), i32(DECODE_KV), bt, MLA_DQK ** -0.5)
+    e4m3 = lambda t: t.to(torch.float8_e4m3fn)
+    fk, fv = e4m3(rnd(40, PAGE, H_KV, D)), e4m3(rnd(40, PAGE, H_KV, D))
+    fo = torch.empty(4, H_Q, D, dtype=bf)
+    with torch.profiler.record_function(DECODE):
+        getattr(torch.ops.flashinfer, FI_DECODE)(
+            torch.empty(64, dtype=torch.uint8), torch.empty(64, dtype=torch.uint8), [0] * 4,
+            rnd(4, H_Q, D).to(bf), fk, fv, indptr, pages, last, fo, None, 0, -1, False, None,
+            0.0, scale, 1.0, 1e4)
     fa = torch.ops.flash_attn._flash_attn_varlen_forward
     with torch.profiler.record_function(PREFILL):
         fa(q, k, v, cu, cu, 16, 16, 0.0, scale, True, -1, -1)

@@ -239,6 +239,9 @@ def _install() -> None:
     MODELS["aiter::mla_decode_stage1_asm_fwd"] = mla.AiterMlaDecode
     put(mla.CutlassMlaDecode, "_C::cutlass_mla_decode", "sgl_kernel::cutlass_mla_decode")
     put(mla.Sm100CutlassMlaDecode, "_C::sm100_cutlass_mla_decode")
+    # FlashInfer batch decode, one op per compiled variant (attention_flashinfer.py)
+    from perfreport.models import attention_flashinfer as fi
+    MODEL_PATTERNS.append((re.compile(fi.BATCH_DECODE_RUN), fi.FlashInferBatchDecode))
 
     # == mixture of experts (issue 8): moe.py, moe_routing.py ==
     from perfreport.models import moe, moe_routing as mr, moe_vendor as mv

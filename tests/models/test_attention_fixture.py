@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+FLASHINFER = ("flashinfer::batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_e4m3_dtype_o_bf16_"
+              "dtype_idx_i32_head_dim_qk_64_head_dim_vo_64_posenc_0_use_swa_False_"
+              "use_logits_cap_False_run")
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "inference_attention_ops.json.gz"
 
 
@@ -27,7 +30,7 @@ def test_every_new_op_is_one_attention_row(rows):
     assert sorted(rows) == ["_C::cutlass_mla_decode",
                             "aiter::fmha_v3_varlen_fwd", "aiter::mha_batch_prefill",
                             "aiter::mha_varlen_fwd", "aiter::mla_decode_stage1_asm_fwd",
-                            "aiter::paged_attention_ragged"]
+                            "aiter::paged_attention_ragged", FLASHINFER]
     assert all(r["count"] == 1 for r in rows.values())
 
 
@@ -54,15 +57,19 @@ def test_batch_prefill_on_paged_cache(rows):
     assert r["data moved (MB)"] == pytest.approx(45_056e-6, rel=1e-12)
 
 
-def test_ragged_decode_fp8_cache(rows):
+@pytest.mark.parametrize("name", ["aiter::paged_attention_ragged", FLASHINFER])
+def test_paged_decode_fp8_cache(rows, name):
     # 4 decode requests, KV 37+64+100+130 = 331: g_sq 4, g_sk 331, g_sqsk 331.
     # FLOPs = 2*8*128*331 = 677,888.
     # new 4*1280 = 5,120 elements at BF16 = 10,240 B; cached (331-4)*2*128 = 83,712
-    # elements at 1 B (FP8 stored as uint8) -> 93,952 B. B = len(kv_indptr [5]) - 1 = 4.
-    r = rows["aiter::paged_attention_ragged"]
+    # elements at 1 B (FP8: uint8 storage for aiter, float8_e4m3fn for FlashInfer) -> 93,952 B.
+    # B = len(kv_indptr [5]) - 1 = 4. aiter's ragged kernel computes in the KV dtype (FP8),
+    # FlashInfer dequantizes to the query dtype (BF16).
+    r = rows[name]
     assert r["GFLOP"] == pytest.approx(677_888e-9, rel=1e-12)
     assert r["data moved (MB)"] == pytest.approx(93_952e-6, rel=1e-12)
-    assert r["param: B"] == 4 and r["compute spec"] == "matrix_fp8"
+    assert r["param: B"] == 4
+    assert r["compute spec"] == ("matrix_bf16" if name == FLASHINFER else "matrix_fp8")
 
 
 @pytest.mark.parametrize("name", ["aiter::mla_decode_stage1_asm_fwd", "_C::cutlass_mla_decode"])
