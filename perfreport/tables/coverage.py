@@ -119,8 +119,11 @@ class Coverage:
         """Modelled share of the total in %, what ``--min-coverage`` compares (0 with no time)."""
         return self.pct(self.modelled_us)
 
-    def lines(self) -> list[str]:
-        """The statement as plain text lines (console summary, notes sheet)."""
+    def lines(self, shorten=None) -> list[str]:
+        """The statement as plain text lines (console summary, notes sheet).
+
+        ``shorten(name) -> str``, when given, shortens the op / kernel names of the top
+        unmodelled list (a kernel name can run to thousands of characters)."""
         if not self.total_us:
             return [f"coverage: no {self.basis} to cover"]
         head = (f"coverage of {self.total_us:,.1f} µs {self.basis}: modelled {self.modelled_pct:.1f}%"
@@ -137,7 +140,8 @@ class Coverage:
             out.append("coverage: model errors: " + "; ".join(f"{e} ({t:,.1f} µs)" for t, e in errs))
         if self.top_unmodelled:
             out.append("coverage: top unmodelled ops: " + "; ".join(
-                f"{r['name']} {r['time (µs)']:,.1f} µs ({r['reason']})" for r in self.top_unmodelled))
+                f"{shorten(r['name']) if shorten else r['name']} {r['time (µs)']:,.1f} µs ({r['reason']})"
+                for r in self.top_unmodelled))
         return out
 
     def text(self) -> str:

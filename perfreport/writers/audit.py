@@ -8,12 +8,15 @@ from rich.console import Console
 
 from perfreport.tables.audit import audit_sheet
 from perfreport.writers.cells import text
+from perfreport.writers.console import shorten_middle
+
+NAME_WIDTH = 100          # kernel names in the coverage lines, shortened in the middle
 
 
 def audit_lines(report, *, top: int = 30) -> list[str]:
     out = ["self-audit"]
     if report.coverage is not None:
-        out += report.coverage.lines()
+        out += report.coverage.lines(shorten=lambda s: shorten_middle(s, NAME_WIDTH))
     try:
         unified = report.sheet("unified_perf_summary")
     except KeyError:
@@ -27,7 +30,7 @@ def audit_lines(report, *, top: int = 30) -> list[str]:
     for r in sheet.records()[:top]:
         dims = f" ({r['input dims']})" if r["input dims"] else ""
         out.append(f"  {r['time affected (µs)']:>12,.1f} µs {r['percent of total (%)']:5.1f}%  "
-                   f"{r['flag']}: {r['name']}{dims} x{r['count']}: {r['detail']}")
+                   f"{r['flag']}: {shorten_middle(str(r['name']), NAME_WIDTH)}{dims} x{r['count']}: {r['detail']}")
     if len(sheet.rows) > top:
         out.append(f"  ... {len(sheet.rows) - top} more: see the flags column of unified_perf_summary")
     return out

@@ -247,12 +247,10 @@ def print_diff_summary(report, console: Console, top: int = 10) -> None:
     """``perfreport diff`` on a terminal: the totals, the top rows gained or lost, timelines."""
     console.print(f"[bold]{console_text(report.source)}[/bold]", highlight=False)
     console.print(sheet_table(report.sheet("diff_summary")))
-    cols = ["match", "status", "name", "input dims", "time A (µs)", "time B (µs)", "delta (µs)",
-            "speedup (A/B)", "roofline mean A (%)", "roofline mean B (%)"]
-    console.print(sheet_table(report.sheet("diff_ops"), top, cols))
-    tl = report.sheet("diff_gpu_timeline")
-    if tl.rows:
-        console.print(sheet_table(tl))
+    from perfreport.writers.diff_console import diff_ops_table, diff_timeline_table
+    console.print(diff_ops_table(report, console.width, top))
+    if report.sheet("diff_gpu_timeline").rows:
+        console.print(diff_timeline_table(report))
     for n in report.sheet("diff_summary").notes:
         console.print(f"[dim]{console_text(n)}[/dim]", highlight=False)
 

@@ -23,3 +23,18 @@ def test_audit_orders_by_time_and_totals_per_tag():
     assert audit_totals(recs) == {"bimodal": (2, 40.0), "above roofline": (1, 10.0)}
     assert a.notes == ["bimodal: 2 row(s), 40.0 µs (40.0% of the time)",
                        "above roofline: 1 row(s), 10.0 µs (10.0% of the time)"]
+
+
+def test_audit_lines_shorten_long_kernel_names():
+    from pathlib import Path
+    import perfreport
+    from perfreport.writers.audit import NAME_WIDTH, audit_lines
+    fix = Path(__file__).resolve().parents[2] / "fixtures" / "h100_qwen_0.5b.json.gz"
+    lines = audit_lines(perfreport.analyze(fix))
+    top = [ln for ln in lines if ln.startswith("coverage: top unmodelled ops:")]
+    assert top
+    # five names of at most NAME_WIDTH characters, each with its time and reason
+    for part in top[0][len("coverage: top unmodelled ops: "):].split("; "):
+        name = part.rsplit(" µs (", 1)[0].rsplit(" ", 1)[0]
+        assert len(name) <= NAME_WIDTH, name
+    assert "…" in top[0]            # the 5x_cublas GEMM kernel name is longer than 100
