@@ -23,6 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from make_rank_traces import shift_event  # noqa: E402  (shared with the multi-rank traces)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -45,18 +48,7 @@ def build(source: Path, dst: Path, size_mb: float) -> tuple[int, int]:
             off_t = copies * span
             off_id = copies * id_step
             for e in events:
-                e2 = dict(e)
-                if isinstance(e2.get("ts"), (int, float)):
-                    e2["ts"] = round(e2["ts"] + off_t, 3)
-                if "id" in e2 and isinstance(e2["id"], int):
-                    e2["id"] += off_id
-                a = e2.get("args")
-                if isinstance(a, dict):
-                    a = dict(a)
-                    for key in ("correlation", "External id"):
-                        if isinstance(a.get(key), int):
-                            a[key] += off_id
-                    e2["args"] = a
+                e2 = shift_event(e, off_t, off_id)
                 f.write(("" if first else ",\n") + "    " + json.dumps(e2))
                 first = False
                 n_events += 1

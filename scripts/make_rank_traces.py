@@ -54,20 +54,28 @@ def _stretch_plan(events, scale: float):
     return plan, acc
 
 
+def shift_event(e: dict, off_t: float, off_id: int) -> dict:
+    """A copy of event ``e`` moved ``off_t`` µs later, its flow ``id``, ``correlation`` and
+    ``External id`` offset by ``off_id`` (so links stay valid between back-to-back copies).
+    Also used by benchmarks/bench_analyze.py to build its large trace."""
+    e2 = dict(e)
+    if isinstance(e2.get("ts"), (int, float)):
+        e2["ts"] = round(e2["ts"] + off_t, 3)
+    if "id" in e2 and isinstance(e2["id"], int):
+        e2["id"] += off_id
+    a = e2.get("args")
+    if isinstance(a, dict):
+        a = dict(a)
+        for key in ("correlation", "External id"):
+            if isinstance(a.get(key), int):
+                a[key] += off_id
+        e2["args"] = a
+    return e2
+
+
 def _shifted(events, off_t: float, off_id: int, scale: float, plan, carried: dict):
     for i, e in enumerate(events):
-        e2 = dict(e)
-        if isinstance(e2.get("ts"), (int, float)):
-            e2["ts"] = round(e2["ts"] + off_t, 3)
-        if "id" in e2 and isinstance(e2["id"], int):
-            e2["id"] += off_id
-        a = e2.get("args")
-        if isinstance(a, dict):
-            a = dict(a)
-            for key in ("correlation", "External id"):
-                if isinstance(a.get(key), int):
-                    a[key] += off_id
-            e2["args"] = a
+        e2 = shift_event(e, off_t, off_id)
         p = plan.get(i)
         if p is not None and scale != 1.0:
             extra, before, key = p
