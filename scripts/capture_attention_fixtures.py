@@ -40,12 +40,11 @@ Seeded and re-runnable (only timestamps differ between runs).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
+
+from fixture_io import write_profile  # scripts/ is on sys.path when a script runs
 
 import torch
 
@@ -301,21 +300,8 @@ def capture(path: Path) -> int:
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
                                 record_shapes=True) as prof:
         _run(gen)
-    with tempfile.TemporaryDirectory() as td:
-        raw = os.path.join(td, "trace.json")
-        prof.export_chrome_trace(raw)
-        with open(raw) as f:
-            trace = json.load(f)
-    trace["traceName"] = path.name
-    trace["metadata"] = {"generator": "scripts/capture_attention_fixtures.py",
-                         "torch": torch.__version__}
-    data = json.dumps(trace, separators=(",", ":")).encode()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as gz:
-        gz.write(data)
-    os.replace(tmp, path)
-    return path.stat().st_size
+    return write_profile(prof, path, {"generator": "scripts/capture_attention_fixtures.py",
+                                      "torch": torch.__version__})
 
 
 def main(argv=None) -> int:

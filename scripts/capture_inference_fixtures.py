@@ -33,12 +33,11 @@ for ``str`` args), so the traces do not carry kv_cache_dtype / kv_cache_layout.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
+
+from fixture_io import write_profile  # scripts/ is on sys.path when a script runs
 
 import torch
 
@@ -206,20 +205,8 @@ def capture(backend: str, path: Path) -> int:
             _CTX["model.layers.0.attn"] = ctx
             for step in (DECODE, MIXED):
                 _step(ctx, step, gen)
-    with tempfile.TemporaryDirectory() as td:
-        raw = os.path.join(td, "trace.json")
-        prof.export_chrome_trace(raw)
-        with open(raw) as f:
-            trace = json.load(f)
-    trace["traceName"] = path.name
-    trace["metadata"] = {"generator": "scripts/capture_inference_fixtures.py",
-                         "backend": backend, "torch": torch.__version__}
-    data = json.dumps(trace, separators=(",", ":")).encode()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0,
-                                               filename="") as gz:
-        gz.write(data)
-    return path.stat().st_size
+    return write_profile(prof, path, {"generator": "scripts/capture_inference_fixtures.py",
+                                      "backend": backend, "torch": torch.__version__})
 
 
 def main(argv=None) -> int:

@@ -45,12 +45,11 @@ the same on every run (only timestamps differ).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
+
+from fixture_io import write_profile  # scripts/ is on sys.path when a script runs
 
 import torch
 
@@ -518,19 +517,8 @@ def _moe_run(x, logits, w1, w2, w1d, w2d, tw, ti, aiter_w) -> None:
 
 
 def _write(prof, path: Path, family: str) -> int:
-    with tempfile.TemporaryDirectory() as td:
-        raw = os.path.join(td, "trace.json")
-        prof.export_chrome_trace(raw)
-        with open(raw) as f:
-            trace = json.load(f)
-    trace["traceName"] = path.name
-    trace["metadata"] = {"generator": "scripts/capture_serving_fixtures.py", "family": family,
-                         "torch": torch.__version__}
-    data = json.dumps(trace, separators=(",", ":")).encode()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as gz:
-        gz.write(data)
-    return path.stat().st_size
+    return write_profile(prof, path, {"generator": "scripts/capture_serving_fixtures.py",
+                                      "family": family, "torch": torch.__version__})
 
 
 FAMILIES = {"moe": _moe_steps, "kv_cache": _kv_steps, "quant": _quant_steps,
