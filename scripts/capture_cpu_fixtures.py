@@ -7,6 +7,8 @@ record_shapes arguments and the CPU-side sheets. Deterministic shapes; timings v
 """
 from __future__ import annotations
 
+import gzip
+import os
 import shutil
 import tempfile
 from pathlib import Path
