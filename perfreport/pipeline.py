@@ -64,8 +64,7 @@ def analyze(trace: TraceInput, *, arch=None, basis: str = "peak", graph_capture:
     sheets, coverage = build_tables(tree, short_kernel_us=short_kernel_us,
                                     include_unlinked=not linked_only, spec=spec)
     notes = [f"source: {tree.source}", arch_msg] + trace_facts(tree.meta)
-    notes += [n for s in sheets if s.name == "unified_perf_summary" for n in s.notes
-              if n.startswith("roofline coverage")]
+    notes += coverage.lines() if coverage is not None else []    # the one coverage statement
     if tree.graph_capture_summary:
         notes.append(tree.graph_capture_summary)
     if tree.model_config is not None:

@@ -26,8 +26,10 @@ Graph replays (the rows of ``GRAPH_CATEGORY``):
   annotation (an SGLang ``step[DECODE bs=32]`` held 99% of GPU time that way).
 * :func:`graph_reason`: why such a row has no model: a replay records no shapes, so without
   the capture-time trace (``--graph-capture``) nothing can be modelled.
-* :func:`coverage_note`: one line for the unified sheet's notes, the share of GPU time in rows
-  with a roofline, and the share in graph replay rows without shapes.
+
+This statement is the report's only statement of coverage: the console summary, the ``notes``
+sheet, the HTML page, ``--format json`` and ``Report.to_dict`` all print :meth:`Coverage.lines`
+/ :meth:`Coverage.to_dict` of the same object (tests/writers/test_summary.py compares them).
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ GRAPH_LAUNCH = re.compile(r"(hip|cuda|cu)GraphLaunch")
 GRAPH_CATEGORY = "graph replay"
 NO_CAPTURE = "graph replay without a capture trace: shapes unknown"
 UNMATCHED = "graph replay kernels the capture trace did not match: shapes unknown"
+GRAPH_HINT = "give --graph-capture"      # beside the graph-replay share when no capture was given
 
 
 def is_graph_launch(op) -> bool:
@@ -60,21 +63,6 @@ def split_graph_kernels(kernels):
 
 def graph_reason(tree) -> str:
     return UNMATCHED if getattr(tree, "graph_capture", None) is not None else NO_CAPTURE
-
-
-def coverage_note(rows, total: float) -> str:
-    """``rows``: unified-table rows (``time sum (µs)``, ``roofline time (µs)``, category)."""
-    if total <= 0:
-        return "roofline coverage: no GPU time"
-    covered = sum(r["time sum (µs)"] for r in rows if r.get("roofline time (µs)") is not None)
-    graph = [r for r in rows if r.get("category") == GRAPH_CATEGORY]
-    s = f"roofline coverage: {100.0 * covered / total:.1f}% of GPU time is in rows with a roofline"
-    if graph:
-        g = sum(r["time sum (µs)"] for r in graph)
-        s += f"; {100.0 * g / total:.1f}% is {graph[0]['reason']}"
-        if graph[0]["reason"] == NO_CAPTURE:
-            s += " (give --graph-capture)"
-    return s
 
 
 MODELLED, COMM, MEMCPY = "modelled", "communication", "memcpy/memset"
@@ -101,6 +89,7 @@ class Coverage:
     model_errors: dict[str, float] = field(default_factory=dict)    # error text -> µs
     top_unmodelled: list[dict] = field(default_factory=list)        # name, reason, time (µs), percent
     basis: str = "GPU time"
+    hints: dict[str, str] = field(default_factory=dict)             # reason -> what would model it
 
     @property
     def unmodelled_total_us(self) -> float:
@@ -134,7 +123,8 @@ class Coverage:
         by = sorted(((t, r) for r, t in self.unmodelled_us.items() if t > 0), reverse=True)
         if by:
             out.append("coverage: unmodelled by reason: " + "; ".join(
-                f"{r} {self.pct(t):.1f}% ({t:,.1f} µs)" for t, r in by))
+                f"{r} {self.pct(t):.1f}% ({t:,.1f} µs{'; ' + self.hints[r] if r in self.hints else ''})"
+                for t, r in by))
         errs = sorted(((t, e) for e, t in self.model_errors.items()), reverse=True)[:TOP]
         if errs:
             out.append("coverage: model errors: " + "; ".join(f"{e} ({t:,.1f} µs)" for t, e in errs))
@@ -154,7 +144,8 @@ class Coverage:
                 "memcpy/memset (µs)": self.memcpy_us,
                 "unmodelled (µs)": dict(self.unmodelled_us),
                 "model errors (µs)": dict(self.model_errors),
-                "top unmodelled": [dict(r) for r in self.top_unmodelled]}
+                "top unmodelled": [dict(r) for r in self.top_unmodelled],
+                "hints": dict(self.hints)}
 
 
 def row_parts(*, modelled: bool, total: float, comm: float, memcpy: float, reason: str) -> dict:
@@ -168,9 +159,10 @@ def row_parts(*, modelled: bool, total: float, comm: float, memcpy: float, reaso
     return out
 
 
-def build_coverage(rows: list[dict], *, has_gpu: bool = True) -> Coverage:
+def build_coverage(rows: list[dict], *, has_gpu: bool = True, hints: dict | None = None) -> Coverage:
     """The coverage of unified rows carrying ``_parts`` (from :func:`row_parts`),
-    ``time sum (µs)``, ``name`` and, for model errors, ``reason``."""
+    ``time sum (µs)``, ``name`` and, for model errors, ``reason``. ``hints``: reason -> what
+    would model that time (``give --graph-capture``), printed beside the reason's share."""
     cov = Coverage(basis="GPU time" if has_gpu else "CPU op time (no GPU events)")
     un: dict[str, float] = {}
     by_name: dict[tuple, float] = {}
@@ -192,10 +184,11 @@ def build_coverage(rows: list[dict], *, has_gpu: bool = True) -> Coverage:
     cov.unmodelled_us = {k: un[k] for k in REASONS if k in un} | {k: v for k, v in un.items() if k not in REASONS}
     top = sorted(((t, n, p) for (n, p), t in by_name.items() if t > 0), key=lambda x: -x[0])[:TOP]
     cov.top_unmodelled = [{"name": n, "reason": p, "time (µs)": t, "percent (%)": cov.pct(t)} for t, n, p in top]
+    cov.hints = {k: v for k, v in (hints or {}).items() if un.get(k, 0.0) > 0}
     return cov
 
 
 __all__ = ["Coverage", "build_coverage", "row_parts", "REASONS", "MODELLED", "COMM", "MEMCPY",
            "NO_MODEL", "MODEL_ERROR", "NO_ROOFLINE", "GRAPH", "UNLINKED", "ANNOTATION", "OUTSIDE",
            "GRAPH_CATEGORY", "NO_CAPTURE", "UNMATCHED", "is_graph_launch", "split_graph_kernels",
-           "graph_reason", "coverage_note"]
+           "graph_reason", "GRAPH_HINT"]

@@ -35,7 +35,7 @@ from perfreport.models.base import bounds
 from perfreport.models.registry import model_for_op
 from perfreport.tables import coverage as cv
 from perfreport.tables import flags as fl
-from perfreport.tables.coverage import (GRAPH_CATEGORY, coverage_note, graph_reason,
+from perfreport.tables.coverage import (GRAPH_CATEGORY, graph_reason,
                                        is_graph_launch, split_graph_kernels)
 from perfreport.tables.op_times import kernel_time
 from perfreport.tables.ops import KernelAcc, annotation_units, category
@@ -330,7 +330,8 @@ def perf_tables(tree, times, spec) -> tuple[list[Sheet], cv.Coverage]:
             if r["example ts (µs)"] is None:
                 r["example ts (µs)"] = first_gpu_ts.get(name)
             rows.append(r)
-    coverage = cv.build_coverage(rows, has_gpu=has_gpu)
+    coverage = cv.build_coverage(rows, has_gpu=has_gpu,
+                                 hints={cv.GRAPH: cv.GRAPH_HINT} if graph_why == cv.NO_CAPTURE else None)
 
     total = float(sum(r["time sum (µs)"] for r in rows))
     rank(rows, "time sum (µs)", total)
@@ -351,8 +352,6 @@ def perf_tables(tree, times, spec) -> tuple[list[Sheet], cv.Coverage]:
         notes.append("no GPU spec matched: roofline columns are empty (use --arch)")
     else:
         notes.append(f"roofline on {spec.name} ({spec.basis} figures)")
-    if has_gpu:
-        notes.append(coverage_note(rows, total))
     unified_cols = BASE_COLS + ["percent (%)", "cumulative percent (%)"] + TAIL_COLS
     sheets = [Sheet.from_records("unified_perf_summary", rows, unified_cols, fm, notes)]
 

@@ -78,27 +78,17 @@ def gpu_breakdown(report) -> list[tuple[str, dict]]:
 
 
 def coverage_line(report) -> str | None:
-    """The coverage statement: the self-audit's ``report.coverage`` (its text method), else the
-    report's ``roofline coverage: ...`` note; None when the report has neither."""
+    """The coverage statement (``report.coverage``, :class:`~perfreport.tables.coverage.Coverage`)
+    as one line; None when the report has none (a diff, a report read back from CSV)."""
     cov = getattr(report, "coverage", None)
-    if cov is not None:
-        for meth in ("text", "line", "statement"):
-            f = getattr(cov, meth, None)
-            if callable(f):
-                return str(f())
-        return str(cov)
-    return next((n for n in getattr(report, "notes", []) if str(n).startswith("roofline coverage")), None)
+    return cov.text() if cov is not None else None
 
 
 def coverage_lines(report) -> list[str]:
-    """The coverage statement as lines: ``report.coverage.lines()`` when it has them (headline,
-    unmodelled by reason, top unmodelled ops), else :func:`coverage_line` alone; [] if none."""
+    """The coverage statement as lines (headline, unmodelled by reason, top unmodelled ops):
+    what the console, the notes sheet and the HTML page print; [] if the report has none."""
     cov = getattr(report, "coverage", None)
-    f = getattr(cov, "lines", None) if cov is not None else None
-    if callable(f):
-        return [str(x) for x in f()]
-    line = coverage_line(report)
-    return [line] if line else []
+    return [str(x) for x in cov.lines()] if cov is not None else []
 
 
 def spec_facts(spec) -> list[tuple[str, str]]:

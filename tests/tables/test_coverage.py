@@ -71,8 +71,8 @@ def _coverage(rows) -> float:
                        if r.get("roofline time (µs)") is not None) / total
 
 
-def _note(report) -> str:
-    return next(n for n in report.sheet("unified_perf_summary").notes if n.startswith("roofline coverage"))
+def _statement(report) -> str:
+    return " ".join(report.coverage.lines())
 
 
 def test_the_serving_traces_are_found():
@@ -90,12 +90,14 @@ def test_serving_trace_coverage(trace):
     rows = rep.sheet("unified_perf_summary").records()
     graph_rows = [r for r in rows if r["category"] == GRAPH_CATEGORY]
     cov = _coverage(rows)
-    assert f"{cov:.1f}% of GPU time is in rows with a roofline" in _note(rep)
+    assert rep.coverage.modelled_pct == pytest.approx(cov)        # modelled = rows with a roofline
+    assert f"modelled {cov:.1f}%" in _statement(rep)
     if cap is None and graph_rows:
         # shapes unknown: the rows and the coverage statement say why
         assert all(r["reason"] == NO_CAPTURE for r in graph_rows)
         assert all(r["name"].endswith("GraphLaunch") and r["kernels"] for r in graph_rows)
-        assert NO_CAPTURE in _note(rep)
+        assert "graph replay without shapes" in _statement(rep)
+        assert "give --graph-capture" in _statement(rep)
         graph_share = 100.0 * sum(r["time sum (µs)"] for r in graph_rows) / sum(
             r["time sum (µs)"] for r in rows)
         assert graph_share > 90.0            # the replay is nearly all of these decode steps

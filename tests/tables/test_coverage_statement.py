@@ -59,7 +59,7 @@ def test_every_reason_hand_values(tmp_path, monkeypatch):
     lines = cov.lines()
     assert lines[0] == ("coverage of 111.0 µs GPU time: modelled 9.0%, communication 4.5%, "
                         "memcpy/memset 2.7%, unmodelled 83.8%")
-    assert lines[1].startswith("coverage: unmodelled by reason: graph replay without shapes 32.4% (36.0 µs); "
+    assert lines[1].startswith("coverage: unmodelled by reason: graph replay without shapes 32.4% (36.0 µs; give --graph-capture); "
                                "no model for the op 18.0% (20.0 µs)")
     d = cov.to_dict()
     assert d["modelled (µs)"] == 10.0 and d["unmodelled (µs)"][cv.GRAPH] == 36.0

@@ -45,7 +45,7 @@ def synthetic(flags=True) -> Report:
     r = Report(source="synthetic.json.gz", sheets=[tl, Sheet("unified_perf_summary", cols, rows)],
                notes=[], arch_msg="GPU spec: NVIDIA H100 SXM5 80GB (given, peak figures)")
     if flags:
-        r.coverage = SimpleNamespace(text=lambda: "coverage: 97.0% of GPU time has a perf model")
+        r.coverage = SimpleNamespace(lines=lambda: ["coverage: 97.0% of GPU time has a perf model"])
     return r
 
 

@@ -139,7 +139,7 @@ def test_notes_sheet_has_spec_facts_and_coverage(book):
     assert rows["peak matrix_bf16"] == "989.4 TFLOP/s (dense)"
     assert rows["deviceProperties"] == "1 device(s): NVIDIA H100 80GB HBM3"
     from perfreport.writers.summary import coverage_lines
-    cov = coverage_lines(rep)                  # the self-audit's lines, or the 'roofline coverage' note
+    cov = coverage_lines(rep)                  # report.coverage.lines(): the one coverage statement
     assert cov and rows["coverage"] == cov[0]                       # the headline
     assert [r[1] for r in wb["notes"].iter_rows(min_row=2, values_only=True)
             if r[0] == "coverage detail"] == cov[1:]

@@ -76,7 +76,7 @@ def test_text_is_escaped_and_coverage_shown():
                [["<script>alert(1)</script>\x07", "GEMM", 10.0, 100.0, 50.0, 5.0, 1]])
     r = Report(source="a<b>.json", sheets=[sh], notes=["n & m"], spec=load_arch("h100"),
                arch_msg="GPU spec: x")
-    r.coverage = type("C", (), {"text": lambda self: "coverage: 100% modelled"})()
+    r.coverage = type("C", (), {"lines": lambda self: ["coverage: 100% modelled"]})()
     t = html_text(r)
     assert "<script>alert" not in t and "&lt;script&gt;alert(1)&lt;/script&gt; " in t
     assert "\x07" not in t
