@@ -7,8 +7,9 @@ joins them with ``" | "`` and is empty when nothing is odd. Tags:
   every likely cause that applies (:func:`above_roofline_causes`): the operands fit in the
   last-level cache (bytes per call <= the spec's ``llc_bytes``: hits are served faster than
   HBM); an attention row whose sliding window, sparsity or KV-cache hit the model does not know;
-  kernels overlapping other GPU work (the per-call time does not isolate this row's traffic); an
-  assumption whose lower bound would bring the row under 100%; else "no known cause".
+  kernels overlapping work on other streams, when the overlapped time is at least the time the
+  row beats the roofline by (:func:`overlap_explains`; the flag states the overlapped share either
+  way); an assumption whose lower bound would bring the row under 100%; else "no known cause".
 * ``bimodal`` -- the instances' times form two clusters (:func:`bimodal_cut`); the row is split by
   the distinguishing kernels or by layer parity where one of them separates the clusters
   (:func:`split_key`), and each part says what it was split by.
@@ -36,7 +37,6 @@ _HOST_RX = re.compile(r"HtoD|DtoH|HtoH|Host|Pinned|Pageable")
 
 BIMODAL_RATIO = 1.5        # gap between the clusters: fastest slow instance / slowest fast one
 BIMODAL_MIN_SHARE = 0.1    # each cluster holds at least this share of the instances (and >= 2)
-OVERLAP_MIN_SHARE = 0.01   # overlap below 1% of a row's kernel time is not worth a flag
 _EPS_US = 1e-3             # 1 ns: touching intervals do not overlap
 
 
@@ -45,29 +45,83 @@ def is_host_copy(g) -> bool:
     return g.cat == MEMCPY and _HOST_RX.search(g.name) is not None
 
 
-def overlapped_uids(gpu_events) -> set:
-    """uids of GPU events whose interval overlaps another event's on the same device.
+def cross_stream_overlap_us(gpu_events) -> dict:
+    """uid -> µs of the event's interval during which GPU work on *another* stream of the same
+    device runs (the union of the other streams' events, intersected with this event; kernels,
+    copies and memsets all count, since all of them load the GPU). Events overlapping nothing on
+    another stream are left out.
 
-    Per device, sorted by start: event i overlaps an earlier one when it starts before the
-    running maximum of the earlier ends, and a later one when it ends after the next start.
+    Per device: each stream's events are merged into disjoint intervals, so at any instant a
+    stream counts at most once; a sweep over all streams' merged intervals gives the set M where
+    two or more streams are busy. An event's own stream is busy throughout the event, so the part
+    of the event on another stream's work is exactly its intersection with M, read off the
+    cumulative length of M at the event's start and end (binary search). Same-stream overlap is
+    not counted here: stream time already charges it once (``tree.link.stream_exclusive``).
     """
     by_dev: dict = {}
     for g in gpu_events:
         by_dev.setdefault(g.device, []).append(g)
-    out: set = set()
+    out: dict = {}
     for evs in by_dev.values():
-        n = len(evs)
-        if n < 2:
+        if len({g.stream for g in evs}) < 2:
             continue
+        n = len(evs)
         s = np.fromiter((g.ts for g in evs), dtype=np.float64, count=n)
         e = s + np.fromiter((g.dur for g in evs), dtype=np.float64, count=n)
-        o = np.argsort(s, kind="stable")
-        s, e = s[o], e[o]
-        hit = np.zeros(n, dtype=bool)
-        hit[1:] |= s[1:] < np.maximum.accumulate(e)[:-1] - _EPS_US
-        hit[:-1] |= e[:-1] > s[1:] + _EPS_US
-        out.update(evs[i].uid for i in o[np.flatnonzero(hit)].tolist())
+        t0 = s.min()                       # relative µs: absolute ts near 1e15 lose sub-µs digits
+        s, e = s - t0, e - t0
+        code: dict = {}
+        sid = np.fromiter((code.setdefault(g.stream, len(code)) for g in evs), dtype=np.int64, count=n)
+        ms, me = _merged_per_stream(sid, s, e)
+        pts = np.concatenate((ms, me))
+        delta = np.concatenate((np.ones(ms.size, np.int64), -np.ones(me.size, np.int64)))
+        o = np.lexsort((delta, pts))       # at one instant ends (-1) before starts: touching is no overlap
+        pts, busy = pts[o], np.cumsum(delta[o])
+        in_m = np.append(busy[:-1] >= 2, False)    # segment [pts[k], pts[k+1]) lies in M
+        cum = np.concatenate(([0.0], np.cumsum(np.where(in_m[:-1], np.diff(pts), 0.0))))
+
+        def m_upto(x):                     # length of M before x (x >= pts[0]: its stream's start)
+            k = np.maximum(np.searchsorted(pts, x, side="right") - 1, 0)
+            return cum[k] + np.where(in_m[k], x - pts[k], 0.0)
+
+        ov = m_upto(e) - m_upto(s)
+        for i in np.flatnonzero(ov > _EPS_US).tolist():
+            out[evs[i].uid] = float(ov[i])
     return out
+
+
+def _merged_per_stream(sid, s, e):
+    """Disjoint (start, end) arrays: each stream's intervals merged (touching ones joined)."""
+    o = np.lexsort((s, sid))
+    sid, s, e = sid[o], s[o], e[o]
+    run_end = np.empty_like(e)
+    starts, ends = [], []
+    for a, b in _runs(sid):
+        run_end[a:b] = np.maximum.accumulate(e[a:b])
+        new = np.ones(b - a, dtype=bool)
+        new[1:] = s[a + 1:b] > run_end[a:b - 1]          # a gap before it: a new merged interval
+        first = np.flatnonzero(new) + a
+        last = np.append(first[1:] - 1, b - 1)
+        starts.append(s[first])
+        ends.append(run_end[last])
+    return np.concatenate(starts), np.concatenate(ends)
+
+
+def _runs(codes):
+    """(start, stop) of each run of equal values in a sorted array."""
+    cut = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+    edges = np.concatenate(([0], cut, [codes.size])).tolist()
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def overlap_explains(*, overlap_us: float, excess_us: float) -> bool:
+    """The overlap rule: overlap with other streams explains an above-roofline excess only when
+    the overlapped time of the instances above 100% is at least their excess, the time they beat
+    the roofline by (Σ roofline time − measured time over those instances). While another
+    stream runs, the trace cannot say which kernel moved which bytes, so at most the overlapped
+    time can be mis-charged; an excess larger than that has another cause. At 130% of roofline
+    (measured t = roofline / 1.3) the excess is 0.3 t, so at least 30% of t must be overlapped."""
+    return overlap_us > 0 and overlap_us >= excess_us - _EPS_US
 
 
 def bimodal_cut(times) -> float | None:
@@ -112,9 +166,14 @@ def bimodal_text(times, cut: float) -> str:
 
 
 def above_roofline_causes(*, n_above: int, n: int, nbytes: float | None, llc_bytes: int | None,
-                          category: str, bound: str | None, overlap_share: float,
+                          category: str, bound: str | None, above_us: float = 0.0,
+                          overlap_us: float = 0.0, excess_us: float = 0.0,
                           pct_min: float | None, assumptions: list[str], model: str) -> str:
-    """The ``above roofline`` flag: how many instances, and every likely cause that applies."""
+    """The ``above roofline`` flag: how many instances, and every likely cause that applies.
+
+    ``above_us``: measured time of the instances above 100%; ``overlap_us``: the part of it
+    during which other streams ran (:func:`cross_stream_overlap_us`); ``excess_us``: Σ (roofline
+    time − measured time) over them. Overlap is a cause only under :func:`overlap_explains`."""
     causes = []
     if "attention" in category.lower() or category.startswith("SDPA"):
         causes.append("attention with a sliding window, sparsity or KV-cache reuse the model "
@@ -122,14 +181,20 @@ def above_roofline_causes(*, n_above: int, n: int, nbytes: float | None, llc_byt
     if nbytes is not None and llc_bytes and nbytes <= llc_bytes:
         causes.append(f"operands ({nbytes / 1e6:.3g} MB per call) fit in the "
                       f"{llc_bytes / 2**20:.0f} MiB last-level cache: hits beat the HBM roofline")
-    if overlap_share >= OVERLAP_MIN_SHARE:
-        causes.append(f"{100 * overlap_share:.0f}% of its kernel time is in kernels overlapping other GPU work, "
-                      "so the per-call time does not isolate its traffic")
+    share = overlap_us / above_us if above_us > 0 else 0.0
+    overlap = (f"{100 * share:.0f}% of the above-roofline time ({overlap_us:,.1f} of {above_us:,.1f} µs) "
+               f"ran while other streams were busy")
+    if overlap_explains(overlap_us=overlap_us, excess_us=excess_us):
+        causes.append(f"{overlap}, enough to cover the {excess_us:,.1f} µs by which it beats the "
+                      "roofline: the per-call time does not isolate its traffic")
     if assumptions and pct_min is not None and pct_min <= 100.0:
         causes.append(f"within roofline at the assumption's lower bound ({pct_min:.0f}%)")
     if not causes:
         causes.append(f"no known cause: check {model}'s bytes and FLOPs")
-    return f"{ABOVE}: {n_above} of {n} instances above 100%; likely " + "; or ".join(causes)
+    text = f"{ABOVE}: {n_above} of {n} instances above 100%; likely " + "; or ".join(causes)
+    if overlap_us > 0 and not overlap_explains(overlap_us=overlap_us, excess_us=excess_us):
+        text += f" ({overlap}: too little to cover the {excess_us:,.1f} µs excess)"
+    return text
 
 
 def host_link_text(gbps: float) -> str:
@@ -155,5 +220,5 @@ def split_flags(cell: str | None) -> list[str]:
 
 
 __all__ = ["ABOVE", "BIMODAL", "ASSUMPTION", "HOST_LINK", "TAGS", "SEP", "is_host_copy",
-           "overlapped_uids", "bimodal_cut", "split_key", "bimodal_text", "above_roofline_causes",
+           "cross_stream_overlap_us", "overlap_explains", "bimodal_cut", "split_key", "bimodal_text", "above_roofline_causes",
            "host_link_text", "assumption_texts", "tag_of", "join_flags", "split_flags"]

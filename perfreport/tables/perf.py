@@ -77,20 +77,21 @@ class Eval:
 
 class _Part:
     """Instances of a group that share a kernel list and a layer parity."""
-    __slots__ = ("op0", "kacc", "comm", "mcpy", "host", "graph", "overlap")
+    __slots__ = ("op0", "kacc", "comm", "mcpy", "host", "graph")
 
     def __init__(self, op0):
         self.op0 = op0
         self.kacc = KernelAcc()
-        self.comm = self.mcpy = self.host = self.graph = self.overlap = 0.0
+        self.comm = self.mcpy = self.host = self.graph = 0.0
 
 
 class _Group:
-    __slots__ = ("op0", "ev", "times", "sigs", "parts")
+    __slots__ = ("op0", "ev", "times", "overlaps", "sigs", "parts")
 
     def __init__(self, op0, ev):
         self.op0, self.ev = op0, ev
         self.times: list[float] = []
+        self.overlaps: list[float] = []     # per instance: µs while other streams ran
         self.sigs: list[int] = []
         self.parts: dict = {}
 
@@ -136,7 +137,7 @@ def collect_units(tree):
 
 def _groups(tree) -> dict:
     has_gpu = bool(tree.gpu)
-    overlapped = fl.overlapped_uids(tree.gpu) if has_gpu else set()
+    overlapped = fl.cross_stream_overlap_us(tree.gpu) if has_gpu else {}
     cache: dict = {}
     groups: dict = {}
     sig_ids: dict = {}
@@ -162,6 +163,7 @@ def _groups(tree) -> dict:
         grp.times.append(kernel_time(ks) if has_gpu else op.dur)
         grp.sigs.append(sig)
         part.kacc.add(ks)
+        ovl = 0.0
         for g in ks:
             d = g.stream_time          # same-stream overlap counted once
             if g.cat == MEMCPY or g.cat == MEMSET:
@@ -171,38 +173,40 @@ def _groups(tree) -> dict:
             elif is_comm(g):
                 part.comm += d
             if g.uid in overlapped:
-                part.overlap += d
+                ovl += min(overlapped[g.uid], d)     # its stream time caps what it is charged
             if cls is None and "GraphLaunch" in (g.launch_name or ""):
                 part.graph += d
+        grp.overlaps.append(ovl)
     return groups
 
 
 def _split(grp: _Group):
-    """[(times, parts, split flag or "")] for one group: itself, or its bimodal clusters."""
+    """[(times, overlaps, parts, split flag or "")] for one group: itself, or its bimodal clusters."""
     t = grp.times
     cut = fl.bimodal_cut(t)
     if cut is None:
-        return [(t, list(grp.parts.values()), "")]
+        return [(t, grp.overlaps, list(grp.parts.values()), "")]
     parity = [i % 2 for i in range(len(t))]
     how = fl.split_key(t, grp.sigs, parity, cut)
     if how is None:
-        return [(t, list(grp.parts.values()), fl.bimodal_text(t, cut) + "; no kernel list or "
+        return [(t, grp.overlaps, list(grp.parts.values()), fl.bimodal_text(t, cut) + "; no kernel list or "
                  "layer parity separates them")]
     what, key = how
     split = []
     for v in sorted(set(key)):
         ts = [x for x, k in zip(t, key) if k == v]
+        ovs = [x for x, k in zip(grp.overlaps, key) if k == v]
         parts = [p for (sig, par), p in grp.parts.items() if (sig if what == "kernels" else par) == v]
-        split.append((v, ts, parts, {n for p in parts for n, _ in p.kacc.acc}))
+        split.append((v, ts, ovs, parts, {n for p in parts for n, _ in p.kacc.acc}))
     shared = set.intersection(*(names for *_, names in split))
     out = []
-    for v, ts, parts, names in split:
+    for v, ts, ovs, parts, names in split:
         if what == "layer parity":
             label = f"the {'even' if v == 0 else 'odd'} instances (layer parity)"
         else:
             own = sorted(names - shared)
             label = "kernels " + ", ".join(n[:60] for n in own) if own else "no kernels of its own"
-        out.append((ts, parts, f"{fl.bimodal_text(t, cut)}; split by {what}: this part is {label}: "
+        out.append((ts, ovs, parts, f"{fl.bimodal_text(t, cut)}; split by {what}: this part is {label}: "
                                f"{len(ts)} of {len(t)} instances, median {np.median(ts):.3g} µs"))
     return out
 
@@ -222,7 +226,7 @@ def _reason(op, ev, parts, total: float, spec) -> str:
     return cv.NO_MODEL
 
 
-def _row(name, op0, ev, times, parts, split_flag, spec, has_gpu, graph_why: str, ucat) -> dict:
+def _row(name, op0, ev, times, overlaps, parts, split_flag, spec, has_gpu, graph_why: str, ucat) -> dict:
     from perfreport.specs import roofline
     t = np.array(times)
     a = op0.args if op0 is not None else {}
@@ -242,7 +246,6 @@ def _row(name, op0, ev, times, parts, split_flag, spec, has_gpu, graph_why: str,
          "time min (µs)": float(t.min()), "time max (µs)": float(t.max())}
     flags = [split_flag] if split_flag else []
     host = sum(p.host for p in parts)
-    overlap = sum(p.overlap for p in parts)
     if ev is not None and not ev.reason:
         f, by = ev.flops, ev.bytes
         r["GFLOP"] = f / 1e9
@@ -276,12 +279,14 @@ def _row(name, op0, ev, times, parts, split_flag, spec, has_gpu, graph_why: str,
                 if pos.any():
                     r["roofline % min"] = float(np.nanmean(np.where(pos, rt_lo / safe * 100.0, np.nan)))
                     r["roofline % max"] = float(np.nanmean(np.where(pos, rt_hi / safe * 100.0, np.nan)))
-                n_above = int((pct > 100.0).sum())
+                above = pct > 100.0
+                n_above = int(above.sum())
                 if n_above:
                     flags.insert(0, fl.above_roofline_causes(
                         n_above=n_above, n=len(t), nbytes=by, llc_bytes=spec.llc_bytes,
-                        category=r["category"], bound=r["bound"],
-                        overlap_share=overlap / total if total else 0.0,
+                        category=r["category"], bound=r["bound"], above_us=float(t[above].sum()),
+                        overlap_us=float(np.asarray(overlaps, dtype=np.float64)[above].sum()),
+                        excess_us=float((rt - t[above]).sum()),
                         pct_min=r.get("roofline % min"), assumptions=ev.assumptions, model=ev.model))
         for k, v in ev.params.items():
             r[f"param: {k}"] = _cell(v)
@@ -324,8 +329,8 @@ def perf_tables(tree, times, spec) -> tuple[list[Sheet], cv.Coverage]:
     rows = []
     graph_why = graph_reason(tree)
     for (name, _, _, ucat), grp in _groups(tree).items():
-        for ts, parts, split_flag in _split(grp):
-            r = _row(name, grp.op0, grp.ev, ts, parts, split_flag, spec, has_gpu, graph_why,
+        for ts, ovs, parts, split_flag in _split(grp):
+            r = _row(name, grp.op0, grp.ev, ts, ovs, parts, split_flag, spec, has_gpu, graph_why,
                      ucat if grp.ev is None else None)
             if r["example ts (µs)"] is None:
                 r["example ts (µs)"] = first_gpu_ts.get(name)

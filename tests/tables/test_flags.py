@@ -35,12 +35,39 @@ def test_split_key():
     assert fl.split_key([10, 10, 40, 40], [0, 0, 0, 0], [0, 1, 0, 1], 25) is None
 
 
-def test_overlapped_uids():
-    def G(uid, ts, dur, dev=0):
-        return GpuEvent(uid, f"k{uid}", "kernel", dev, 7, ts, dur, None)
-    # [0,10) and [5,15) overlap; [15,20) only touches; [30,40) on device 1 overlaps nothing there
-    ev = [G(1, 0, 10), G(2, 5, 10), G(3, 15, 5), G(4, 30, 10, dev=1), G(5, 100, 1, dev=1)]
-    assert fl.overlapped_uids(ev) == {1, 2}
+def _G(uid, ts, dur, stream=7, dev=0):
+    return GpuEvent(uid, f"k{uid}", "kernel", dev, stream, ts, dur, None)
+
+
+def test_cross_stream_overlap_counts_only_the_overlapping_interval():
+    ev = [_G(1, 0, 10), _G(2, 5, 10),          # stream 7: [0,10) and [5,15) overlap each other only
+          _G(3, 8, 12, stream=8),               # stream 8: [8,20)
+          _G(4, 20, 5, stream=8),               # [20,25): touches [8,20) on its own stream
+          _G(5, 25, 5, stream=9),               # [25,30): touches [20,25) only
+          _G(6, 0, 10, stream=7, dev=1), _G(7, 0, 10, stream=8, dev=2)]   # other devices
+    got = fl.cross_stream_overlap_us(ev)
+    # 1: [0,10) ∩ [8,20) = 2; 2: [5,15) ∩ [8,20) = 7; 3: [8,20) ∩ ([0,10) ∪ [5,15)) = [8,15) = 7
+    assert got == pytest.approx({1: 2.0, 2: 7.0, 3: 7.0})
+
+
+def test_cross_stream_overlap_is_the_union_of_the_other_streams():
+    ev = [_G(1, 100, 100),                                   # stream 7: [100,200)
+          _G(2, 120, 10, stream=8), _G(3, 150, 10, stream=8),  # stream 8: [120,130), [150,160)
+          _G(4, 125, 30, stream=9)]                          # stream 9: [125,155)
+    got = fl.cross_stream_overlap_us(ev)
+    # 1: union of the others [120,130) ∪ [125,155) ∪ [150,160) = [120,160) = 40 (not 10+30+10 = 50);
+    # 2, 3, 4 lie wholly inside [100,200): their whole durations 10, 10, 30
+    assert got == pytest.approx({1: 40.0, 2: 10.0, 3: 10.0, 4: 30.0})
+    # absolute µs near 1.7e15 (Kineto without baseTimeNanoseconds): the same figures
+    far = [_G(g.uid, g.ts + 1.7e15, g.dur, g.stream) for g in ev]
+    assert fl.cross_stream_overlap_us(far) == pytest.approx({1: 40.0, 2: 10.0, 3: 10.0, 4: 30.0}, abs=0.5)
+
+
+def test_overlap_rule():
+    # 130% of roofline: measured 100 µs, roofline 130 µs, excess 30 µs: 30 µs of overlap covers it
+    assert fl.overlap_explains(overlap_us=30.0, excess_us=30.0)
+    assert not fl.overlap_explains(overlap_us=29.0, excess_us=30.0)
+    assert not fl.overlap_explains(overlap_us=0.0, excess_us=0.0)
 
 
 def test_is_host_copy():
@@ -79,14 +106,40 @@ def test_no_known_cause_still_flags(tmp_path):
     assert "no known cause: check Fixed's bytes and FLOPs" in r["flags"]
 
 
-def test_overlapping_kernels_cause(tmp_path):
-    # t::fixed's kernel [100,150) overlaps other's [120,130) on stream 8: all 50 µs of it counts
+def test_overlap_too_small_to_explain_is_no_cause(tmp_path):
+    # t::fixed: 335e6 B / 3.35e12 B/s = 100 µs roofline; its kernel [100,150) = 50 µs -> 200%,
+    # excess 100 - 50 = 50 µs. other's kernel [120,130) on stream 8 overlaps 10 µs of it (20%):
+    # too little to cover 50 µs (the old rule charged all 50 µs as overlapped and blamed it)
     tr = Trace().op("t::fixed", 335e6, [("k", 100, 50)]).op("other", None, [("k2", 120, 10, 8)])
     _, sh, _ = tables(tmp_path, tr)
     r, = rows(sh, "t::fixed")
-    assert "100% of its kernel time is in kernels overlapping other GPU work" in r["flags"]
+    assert "likely no known cause" in r["flags"]
+    assert ("(20% of the above-roofline time (10.0 of 50.0 µs) ran while other streams were busy: "
+            "too little to cover the 50.0 µs excess)") in r["flags"]
     o, = rows(sh, "other")
     assert o["flags"] == ""             # unmodelled: no roofline, nothing to flag
+
+
+def test_overlap_that_covers_the_excess_is_the_cause(tmp_path):
+    # 2.01e8 B / 3.35e12 B/s = 60 µs roofline; kernel [100,150) = 50 µs -> 120%, excess 10 µs.
+    # Other streams: [90,110) on 8 and [105,125) on 9; their union [90,125) meets [100,150) in
+    # [100,125) = 25 µs (summing each intersection would give 10 + 20 = 30; the whole kernel, 50)
+    tr = (Trace().op("t::fixed", 2.01e8, [("k", 100, 50)])
+          .op("a", None, [("ka", 90, 20, 8)]).op("b", None, [("kb", 105, 20, 9)]))
+    _, sh, _ = tables(tmp_path, tr)
+    r, = rows(sh, "t::fixed")
+    assert r["roofline mean (%)"] == pytest.approx(120.0)
+    assert ("likely 50% of the above-roofline time (25.0 of 50.0 µs) ran while other streams were "
+            "busy, enough to cover the 10.0 µs by which it beats the roofline") in r["flags"]
+    assert "no known cause" not in r["flags"]
+
+
+def test_same_stream_overlap_is_not_a_cross_stream_cause(tmp_path):
+    # [100,150) and a kernel on the same stream 7 [120,130): stream time already counts it once
+    tr = Trace().op("t::fixed", 335e6, [("k", 100, 50)]).op("other", None, [("k2", 120, 10)])
+    _, sh, _ = tables(tmp_path, tr)
+    r, = rows(sh, "t::fixed")
+    assert "other streams" not in r["flags"] and "no known cause" in r["flags"]
 
 
 def test_host_copy_judged_on_host_link(tmp_path):
