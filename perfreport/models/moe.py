@@ -25,6 +25,15 @@ uses the count expected under uniform routing, ``E·(1 − (1 − k/E)^T)`` (eac
 missed by one token with probability ``1 − k/E``), with bounds ``k … min(E, T·k)``
 (every token picks the same k experts / all picks distinct) as an :class:`Assumption`.
 
+Expert parallelism (models/moe_ep.py): when the router picks among E_g experts but the
+weights hold E_l < E_g (the global count from the router logits, vLLM's ``expert_map`` /
+aiter's ``expert_mask`` length, or ``--model-config`` num_experts; the local one always from
+the weights), the kernel computes only the local (token, expert) assignments, expected
+``A = T·k·E_l/E_g``: FLOPs ``2·A·(H·N1 + I·H)`` (N1 = 2I gated, I ungated: the same A
+scales both), weights of the distinct local experts touched ``E_l·(1 − (1 − k/E_g)^T)``,
+hidden-state rows of the tokens with a local pick, output ``T·H`` (written whole). Bounds
+on A and on the distinct count are two assumptions; E_l = E_g gives the figures above.
+
 Weight bytes come from the stored tensors: ``numel × bytes per recorded element`` of the
 expert weight tensors (which may be uint8 storage of packed 4-bit values: the shapes then
 show K/2, which :func:`solve_experts` detects against H and I). Packed 4-bit weights
@@ -48,10 +57,11 @@ Signatures (positional, as traces record them):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from perfreport.errors import ModelError
 from perfreport.models.args import Tensor, nargs, perf_meta, tensor, tensor_opt
+from perfreport.models import moe_ep as ep
 from perfreport.models.base import Assumption, PerfModel
 from perfreport.models.dtypes import precision_of
 
@@ -161,7 +171,9 @@ def experts_from_config(op, H: int, cfg: dict) -> Experts:
 
 
 class FusedMoE(PerfModel):
-    """Shared arithmetic; subclasses set T, k, experts, the activation tensors in ``_parse``."""
+    """Shared arithmetic; subclasses set T, k, experts, the activation tensors in ``_parse``
+    (and ``E_global`` / ``experts_from`` where the op shows expert parallelism:
+    models/moe_ep.py)."""
 
     category = "MoE"
     kind = "matrix"
@@ -170,39 +182,85 @@ class FusedMoE(PerfModel):
         super().__init__(op)
         self.io: list[Tensor] = []          # activation / router tensors read or written once
         self.out_bytes = 0.0
+        self.E_global: int | None = None    # experts the router picks from (None: = local)
+        self.experts_from = ""              # where local / global counts came from (EP rows)
         self._parse()
         self.x: Tensor
         self.T, self.H = self.x.shape[0], self.x.shape[-1]
-        if self.k > self.experts.E:
-            raise ModelError(f"{op.name}: top-k {self.k} > {self.experts.E} experts")
-        self.D = expected_distinct(self.experts.E, self.k, self.T)
+        e_l = self.experts.E
+        e_g = self.E_global or e_l
+        if e_g < e_l:
+            raise ModelError(f"{op.name}: the expert weights hold {e_l} experts but the routing "
+                             f"picks among {e_g}")
+        if self.k > e_g:
+            raise ModelError(f"{op.name}: top-k {self.k} > {e_g} experts")
+        self.E_global = e_g
+        self.ep = e_g != e_l
+        if self.ep:
+            self.A = ep.expected_assignments(self.T, self.k, e_l, e_g)
+            self.tokens = ep.expected_tokens(self.T, self.k, e_l, e_g)
+            self.D = ep.expected_distinct_local(self.T, self.k, e_l, e_g)
+        else:
+            self.A, self.tokens = float(self.T * self.k), float(self.T)
+            self.D = expected_distinct(e_l, self.k, self.T)
 
     def _parse(self) -> None:
         raise NotImplementedError
 
     def params(self) -> dict:
         e = self.experts
-        return {"T": self.T, "H": e.H, "I": e.I, "E": e.E, "top_k": self.k, "gated": e.gated,
-                "dtype_act": self.x.dtype, "weight_format": e.weight_format,
-                "distinct_experts": round(self.D, 2), "sizes_from": e.source}
+        p = {"T": self.T, "H": e.H, "I": e.I, "E": e.E, "top_k": self.k, "gated": e.gated,
+             "dtype_act": self.x.dtype, "weight_format": e.weight_format,
+             "distinct_experts": round(self.D, 2), "sizes_from": e.source}
+        if self.ep:
+            p.update(E_global=self.E_global, local_assignments=round(self.A, 2))
+        if self.experts_from:
+            p["experts_from"] = self.experts_from
+        return p
 
-    def flops(self) -> float:
+    def _flops_at(self, assignments: float) -> float:
         e = self.experts
         n1 = 2 * e.I if e.gated else e.I
-        return 2.0 * self.T * self.k * (e.H * n1 + e.I * e.H)
+        return 2.0 * assignments * (e.H * n1 + e.I * e.H)
 
-    def _bytes_at(self, distinct: float) -> float:
-        return sum(t.nbytes for t in self.io) + self.out_bytes + distinct * self.experts.bytes_per_expert
+    def flops(self) -> float:
+        if not self.ep:
+            e = self.experts
+            n1 = 2 * e.I if e.gated else e.I
+            return 2.0 * self.T * self.k * (e.H * n1 + e.I * e.H)
+        return self._flops_at(self.A)
+
+    def _bytes_at(self, distinct: float, tokens: float | None = None) -> float:
+        b = sum(t.nbytes for t in self.io) + self.out_bytes + distinct * self.experts.bytes_per_expert
+        if self.ep:    # hidden-state rows of tokens with no local pick are never loaded
+            b -= self.x.nbytes * (1.0 - (self.tokens if tokens is None else tokens) / self.T)
+        return b
 
     def bytes(self) -> float:
         return self._bytes_at(self.D)
 
     def assumptions(self) -> list[Assumption]:
-        lo, hi = distinct_bounds(self.experts.E, self.k, self.T)
-        return [Assumption(
-            f"distinct experts touched: {self.D:.1f} expected under uniform routing "
-            f"(bounds {lo} … {hi}); the trace does not record routing",
-            self._bytes_at(lo), self._bytes_at(hi))]
+        if not self.ep:
+            lo, hi = distinct_bounds(self.experts.E, self.k, self.T)
+            return [Assumption(
+                f"distinct experts touched: {self.D:.1f} expected under uniform routing "
+                f"(bounds {lo} … {hi}); the trace does not record routing",
+                self._bytes_at(lo), self._bytes_at(hi))]
+        T, k, e_l, e_g = self.T, self.k, self.experts.E, self.E_global
+        a_lo, a_hi = ep.assignment_bounds(T, k, e_l, e_g)
+        t_lo, t_hi = ep.token_bounds(T, k, e_l, e_g)
+        d_lo, d_hi = ep.distinct_local_bounds(T, k, e_l, e_g)
+        return [
+            Assumption(f"expert parallelism, {e_l} of {e_g} experts on this rank "
+                       f"({self.experts_from}): local (token, expert) assignments "
+                       f"{self.A:.2f} expected = T·k·E_l/E_g under uniform routing (bounds "
+                       f"{a_lo} … {a_hi}), tokens loaded {self.tokens:.2f} (bounds {t_lo} … {t_hi})",
+                       self._bytes_at(self.D, t_lo), self._bytes_at(self.D, t_hi),
+                       self._flops_at(a_lo), self._flops_at(a_hi)),
+            Assumption(f"distinct local experts touched: {self.D:.2f} expected = "
+                       f"E_l·(1 − (1 − k/E_g)^T) under uniform routing (bounds {d_lo} … {d_hi}); "
+                       "the trace does not record routing",
+                       self._bytes_at(d_lo), self._bytes_at(d_hi))]
 
     def precision(self) -> str:
         fmt = self.experts.weight_format
@@ -213,14 +271,14 @@ class FusedMoE(PerfModel):
         return precision_of(self.x.dtype)    # 16-bit activations (weights upcast in registers)
 
 
-def later_tensors(op, E: int, start: int) -> tuple[float, list[Tensor]]:
-    """Tensor arguments from ``start`` on: (bytes per expert of those whose first dim is E
-    -- scales, zero points, biases --, the others -- activation scales, routing weights --
-    which are read once)."""
+def later_tensors(op, E: int, start: int, skip: int | None = None) -> tuple[float, list[Tensor]]:
+    """Tensor arguments from ``start`` on (``skip`` excepted): (bytes per expert of those whose
+    first dim is E -- scales, zero points, biases --, the others -- activation scales, routing
+    weights -- which are read once)."""
     per_expert, once = 0.0, []
     for i in range(start, nargs(op)):
         t = tensor_opt(op, i)
-        if t is None:
+        if t is None or i == skip:
             continue
         if t.shape and t.shape[0] == E:
             per_expert += t.nbytes / E
@@ -231,7 +289,11 @@ def later_tensors(op, E: int, start: int) -> tuple[float, list[Tensor]]:
 
 class FusedExperts(FusedMoE):
     """(hidden_states[T,H], w1, w2, topk_weights[T,k], topk_ids[T,k], ...): vLLM / SGLang
-    ``fused_experts``, aiter ``fused_moe_``, vLLM ``rocm_aiter_fused_moe``."""
+    ``fused_experts``, aiter ``fused_moe_``, vLLM ``rocm_aiter_fused_moe``. The weights hold
+    the local experts; the global count comes from ``expert_map`` / ``expert_mask`` (its
+    length), else from ``--model-config`` num_experts (perf_meta ``moe_config``)."""
+
+    needs = ("moe_config",)
 
     def _parse(self):
         op = self.op
@@ -242,15 +304,40 @@ class FusedExperts(FusedMoE):
             raise ModelError(f"{op.name}: topk_ids {list(ti.shape)} is not [T, k]")
         self.k = ti.shape[1]
         E = w1.shape[0] if w1.shape else 0
-        extra, once = later_tensors(op, E, 5)
+        emap = ep.expert_map_arg(op)
+        extra, once = later_tensors(op, E, 5, skip=emap[0] if emap else None)
         self.experts = solve_experts(op, self.x.shape[-1], w1, w2, extra)
-        self.io = [self.x, tw, ti] + once
+        self.io = [self.x, tw, ti] + once + ([emap[1]] if emap else [])
         self.out_bytes = self.x.nbytes
+        self._global_count(emap)
+
+    def _global_count(self, emap) -> None:
+        op, e_l = self.op, self.experts.E
+        cfg_e = (perf_meta(op).get("moe_config") or {}).get("num_experts")
+        what = "expert_mask" if "aiter" in op.name else "expert_map"
+        notes = []
+        if emap is not None:
+            self.E_global = emap[1].shape[0]
+            notes.append(f"local {e_l} from the weights, global {self.E_global} from {what}'s length")
+            if cfg_e and cfg_e != self.E_global:
+                notes.append(f"model config num_experts {cfg_e} disagrees: the trace is used")
+        elif cfg_e and cfg_e > e_l:
+            self.E_global = cfg_e
+            notes.append(f"local {e_l} from the weights (the trace wins), global {cfg_e} from "
+                         "the model config (num_experts)")
+        elif cfg_e and cfg_e != e_l:
+            notes.append(f"model config num_experts {cfg_e} < the weights' {e_l}: the trace "
+                         "is used, no expert parallelism")
+        elif op.name.startswith("sglang::"):
+            notes.append("global count not recorded (SGLang passes local topk_ids): taken = "
+                         "local; give --model-config for expert parallelism")
+        self.experts_from = "; ".join(notes)
 
 
 class VllmMoeForward(FusedMoE):
-    """vllm::moe_forward(hidden_states[T,H], router_logits[T,E], layer_name, ...); sizes the
-    op does not take come from the "MoE shapes" pass (perf_meta)."""
+    """vllm::moe_forward(hidden_states[T,H], router_logits[T,E_g], layer_name, ...); sizes the
+    op does not take come from the "MoE shapes" pass (perf_meta). The router logits give the
+    global expert count, the expert weight views the local one (fewer under EP)."""
 
     needs = ("moe_top_k", "moe_expert_weights", "moe_config")
 
@@ -267,19 +354,28 @@ class VllmMoeForward(FusedMoE):
             raise ModelError(f"{op.name}: top-k unknown: no routing op (TopK / topk_softmax) "
                              "under it and no --model-config num_experts_per_tok")
         H = self.x.shape[1]
+        e_g, cfg_e = logits.shape[1], cfg.get("num_experts")
+        notes = []
         w = pm.get("moe_expert_weights")
         if w:
             (s1, d1), (s2, d2), extra = w
             self.experts = solve_experts(op, H, Tensor(tuple(s1), d1), Tensor(tuple(s2), d2),
                                          extra, cfg.get("weight_format"), "trace (expert weight views)")
+            if self.experts.E != e_g:
+                notes.append(f"local {self.experts.E} from the expert weight views, global "
+                             f"{e_g} from the router logits")
         elif cfg:
-            self.experts = experts_from_config(op, H, cfg)
+            self.experts = replace(experts_from_config(op, H, cfg), E=e_g)
+            notes.append(f"local count not visible (no expert weight views): taken = the "
+                         f"router logits' {e_g}")
         else:
             raise ModelError(f"{op.name}: expert weights not visible in the trace (no views "
                              "of [E, *, *] tensors under the op): give --model-config")
-        if logits.shape[1] != self.experts.E:
-            raise ModelError(f"{op.name}: router logits have {logits.shape[1]} experts, weights "
-                             f"{self.experts.E} (expert parallelism is not modelled)")
+        if cfg_e and cfg_e != e_g:
+            notes.append(f"model config num_experts {cfg_e} disagrees with the router logits' "
+                         f"{e_g}: the trace is used")
+        self.E_global = e_g
+        self.experts_from = "; ".join(notes)
         self.io = [self.x, logits]
         self.out_bytes = self.x.nbytes
 

@@ -14,11 +14,17 @@ Writes on each such op (only what it found):
 * ``moe_expert_weights``: ``((w1 shape, dtype), (w2 shape, dtype), extra bytes per expert)``:
   the two largest distinct ``[E, *, *]`` tensors under the op (gate/up first, as they are
   used first) and the per-expert bytes of smaller ``[E, *, *]`` tensors there (scales);
+  under expert parallelism the views hold E_l < E experts: then the largest first dim
+  e < E with two such tensors showing H (or H/2, packed 4-bit) is taken as the local weights;
 * ``moe_config``: ``{top_k, num_experts, intermediate_size, weight_format}`` from the
   model config; ``weight_format`` from ``quantization_config.quant_method`` (``mxfp4``,
   ``fp8``), else from kernel names under the op (``...mxfp4...``), else the hidden
   states' dtype when the config has no quantization (unquantized weights are stored at the
   model dtype).
+
+On the fused-experts ops that take the (local) weights as arguments (``FUSED_OPS``) it
+writes only ``moe_config = {num_experts}`` from the model config: their global expert count
+when neither ``expert_map`` nor ``expert_mask`` is recorded (models/moe_ep.py).
 
 Returns at once on traces without these ops.
 """
@@ -29,6 +35,10 @@ from perfreport.events import CPU_OP
 from perfreport.passes import register_pass
 
 MOE_OPS = ("vllm::moe_forward", "vllm::moe_forward_shared")
+# ops taking the (local) expert weights: only the model config's expert count is written
+FUSED_OPS = ("vllm::inplace_fused_experts", "vllm::outplace_fused_experts",
+             "sglang::inplace_fused_experts", "sglang::outplace_fused_experts",
+             "aiter::fused_moe_", "vllm::rocm_aiter_fused_moe")
 # routing ops: name -> how to read k
 TOPK_CONCRETE = {"TopK": 1}                                   # triton_kernels TopK(x, k, ...)
 TOPK_OUT_DIMS = {"_moe_C::topk_softmax": 0, "vllm::rocm_aiter_topk_softmax": 0,
@@ -55,18 +65,28 @@ def _top_k(op) -> int | None:
     return None
 
 
-def _expert_tensors(op, E: int):
-    """Distinct (shape, dtype) of 3-d tensors with first dim E under ``op``, in first-use order."""
-    seen: dict = {}
+def _expert_tensors(op, E: int, H: int | None = None):
+    """Distinct (shape, dtype) of 3-d tensors under ``op`` whose first dim is E, in first-use
+    order; when there are fewer than two (expert parallelism: the weights hold E_l < E
+    experts), those of the largest first dim e < E with at least two such tensors having H or
+    H/2 (packed 4-bit) among their other dims -- the local expert weights."""
+    groups: dict = {}
     for o in op.walk():
         if o is op or o.cat != CPU_OP:
             continue
         a = o.args
         dims, types = a.get("Input Dims") or [], a.get("Input type") or []
         for d, t in zip(dims, types):
-            if isinstance(d, list) and len(d) == 3 and d[0] == E and all(isinstance(x, int) for x in d):
-                seen.setdefault((tuple(d), t), None)
-    return list(seen)
+            if isinstance(d, list) and len(d) == 3 and all(isinstance(x, int) for x in d) \
+                    and 0 < d[0] <= E:
+                groups.setdefault(d[0], {}).setdefault((tuple(d), t), None)
+    if len(groups.get(E, ())) >= 2 or not H:
+        return list(groups.get(E, ()))
+    for e in sorted(groups, reverse=True):
+        ts = [st for st in groups[e] if H in st[0][1:] or (H % 2 == 0 and H // 2 in st[0][1:])]
+        if e < E and len(ts) >= 2:
+            return list(groups[e])
+    return []
 
 
 def _nbytes(shape, dtype) -> float:
@@ -89,10 +109,14 @@ def _format_from_config(cfg) -> str | None:
 
 @register_pass("MoE shapes", writes=("moe_top_k", "moe_expert_weights", "moe_config"), order=30)
 def annotate_moe(tree) -> None:
+    cfg = tree.model_config
+    if cfg is not None and cfg.num_experts:
+        for n in FUSED_OPS:          # the global expert count under expert parallelism
+            for op in tree.ops_named(n):
+                op.set_meta("moe_config", {"num_experts": cfg.num_experts})
     ops = [o for n in MOE_OPS for o in tree.ops_named(n)]
     if not ops:
         return
-    cfg = tree.model_config
     for op in ops:
         k = _top_k(op)
         if k:
@@ -100,14 +124,15 @@ def annotate_moe(tree) -> None:
         dims = op.args.get("Input Dims") or []
         E = dims[1][-1] if len(dims) > 1 and isinstance(dims[1], list) and dims[1] else None
         if E:
-            found = _expert_tensors(op, E)
+            H = dims[0][-1] if dims and isinstance(dims[0], list) and dims[0] else None
+            found = _expert_tensors(op, E, H)
             try:
                 ts = sorted(found, key=lambda st: -_nbytes(*st))
             except ModelError:           # unknown dtype: leave it to the model / config
                 ts = []
             if len(ts) >= 2:
                 w = sorted(ts[:2], key=found.index)
-                extra = sum(_nbytes(*st) for st in ts[2:]) / E
+                extra = sum(_nbytes(*st) for st in ts[2:]) / w[0][0][0]
                 op.set_meta("moe_expert_weights", (w[0], w[1], extra))
         fmt = None
         kernels = " ".join(g.name for g in op.subtree_kernels()).lower()
@@ -129,4 +154,4 @@ def annotate_moe(tree) -> None:
             op.set_meta("moe_config", mc)
 
 
-__all__ = ["annotate_moe", "MOE_OPS"]
+__all__ = ["annotate_moe", "MOE_OPS", "FUSED_OPS"]

@@ -64,3 +64,15 @@ def test_graph_capture_trace_views():
 def test_no_moe_ops_no_writes():
     tree = load_tree(str(FIX / "inference_rocm_paged_attention.json.gz"))
     assert not any(k.startswith("moe_") for o in tree.ops for k in o.perf_meta)
+
+
+def test_expert_parallel_views_and_config_on_fused_ops():
+    """fixtures/serving_moe_ep.json.gz: router logits [6, 8], local weight views [2, *, *]."""
+    tree = load_tree(str(FIX / "serving_moe_ep.json.gz"), passes=False)
+    tree.model_config = parse_model_config({"hidden_size": 64, "num_experts": 8}, "ep.json")
+    annotate_moe(tree)
+    (op,) = tree.ops_named("vllm::moe_forward")
+    w13, w2, extra = op.perf_meta["moe_expert_weights"]
+    assert (w13[0], w2[0], extra) == ((2, 192, 64), (2, 64, 96), 0.0)
+    for fused in tree.ops_named("vllm::outplace_fused_experts") + tree.ops_named("aiter::fused_moe_"):
+        assert fused.perf_meta == {"moe_config": {"num_experts": 8}}
