@@ -67,9 +67,6 @@ def analyze(
     # -- several traces (multi-rank): the merged report ----------------------------------
     from perfreport.multi.inputs import is_multi
     if is_multi(traces):
-        if html is not None or with_html:
-            _err("--html / --with-html: one trace at a time for now (the merged multi-rank report has no page)")
-            raise typer.Exit(EXIT_BAD)
         from perfreport.multi.cli_run import run_multi
         raise typer.Exit(run_multi(traces, output=output, csv_dir=csv_dir, sheet=sheet, fmt=fmt,
                                    quiet=quiet, summary=summary, jobs=jobs, engine=engine,
@@ -77,7 +74,8 @@ def analyze(
                                    basis=basis, models=[str(m) for m in models],
                                    short_kernel_us=short_kernel_us, graph_capture=graph_capture,
                                    model_config=str(model_config) if model_config else None,
-                                   linked_only=linked_only))
+                                   linked_only=linked_only, html=html, with_html=with_html,
+                                   top=top, audit=audit, min_coverage=min_coverage))
     trace = traces[0]
 
     if fmt not in H.FORMATS:

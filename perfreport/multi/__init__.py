@@ -21,8 +21,9 @@ def analyze_ranks(inputs, *, jobs: int | None = None, engine: str | None = None,
     """Analyze every trace named by ``inputs`` (a path, or a list of paths, dirs, globs) and
     merge them. ``per_rank_dir``: also write one workbook per rank there (by the workers).
     ``analyze_kw``: the options of :func:`perfreport.analyze` (arch, basis, ...)."""
+    from perfreport.multi.coverage import RankCoverage
     from perfreport.multi.merge import merged_sheets
-    from perfreport.report import Report
+    from perfreport.multi.report import MultiReport
 
     single = isinstance(inputs, (str, os.PathLike))
     paths = expand_inputs([str(inputs)] if single else [str(x) for x in inputs])
@@ -42,7 +43,8 @@ def analyze_ranks(inputs, *, jobs: int | None = None, engine: str | None = None,
             found.append((r.path, None, ""))
     by_path = {r.path: r for r in results}
     ranked = [(rank, src, by_path[p]) for p, rank, src in assign_ranks(found)]
-    link = _link(analyze_kw.get("arch"), ranked)
+    spec = _spec(analyze_kw.get("arch"), ranked, analyze_kw.get("basis") or "peak")
+    link = _link(spec)
     sheets = merged_sheets(ranked, link[:2] if link else None)
     src_count = Counter(src for _, src, _ in ranked)
     notes = [f"{len(ranked)} traces; rank from " + ", ".join(f"{s}: {n}" for s, n in sorted(src_count.items()))]
@@ -54,23 +56,33 @@ def analyze_ranks(inputs, *, jobs: int | None = None, engine: str | None = None,
     notes.append(f"GPU spec per rank: {', '.join(specs)}")
     if link:
         notes.append(f"interconnect ({link[2]}): {link[1]}")
-    for rank, _, r in sorted(ranked, key=lambda x: x[0]):
+    coverage = RankCoverage.from_results(ranked)
+    if coverage is not None:
+        notes += coverage.lines()            # the one coverage statement: total, then per rank
+    by_rank = sorted(ranked, key=lambda x: x[0])
+    for rank, _, r in by_rank:
         notes.extend(f"rank {rank}: warning: {w}" for w in r.warnings)
-    return Report(source=f"{len(ranked)} ranks", sheets=sheets, notes=notes,
-                  arch_msg=f"GPU spec per rank: {', '.join(specs)}",
-                  has_gpu=any(r.has_gpu for _, _, r in ranked))
+    return MultiReport(source=f"{len(ranked)} ranks", sheets=sheets, notes=notes,
+                       arch_msg=f"GPU spec per rank: {', '.join(specs)}",
+                       has_gpu=any(r.has_gpu for _, _, r in ranked), coverage=coverage,
+                       rank_audits={rank: r.audit for rank, _, r in by_rank},
+                       rank_points={rank: r.points for rank, _, r in by_rank},
+                       rank_paths={rank: r.path for rank, _, r in by_rank}, chart_spec=spec)
 
 
-def _link(arch, ranked):
-    """(per-direction GB/s, description, spec key) of the GPU-to-GPU link, from ``arch`` or the
-    lowest rank's detected spec."""
+def _spec(arch, ranked, basis: str = "peak"):
+    """The GPU spec of ``arch``, else of the lowest rank's detected spec; None if neither."""
     from perfreport.specs import GpuSpec, load_arch
-    spec = arch if isinstance(arch, GpuSpec) else None
+    if isinstance(arch, GpuSpec):
+        return arch
+    key = arch or next((r.spec_key for _, _, r in sorted(ranked, key=lambda x: x[0]) if r.spec_key), None)
+    return load_arch(str(key), basis=basis) if key is not None else None
+
+
+def _link(spec):
+    """(per-direction GB/s, description, spec key) of the GPU-to-GPU link of ``spec``."""
     if spec is None:
-        key = arch or next((r.spec_key for _, _, r in sorted(ranked, key=lambda x: x[0]) if r.spec_key), None)
-        if key is None:
-            return None
-        spec = load_arch(str(key))
+        return None
     ic = spec.interconnect or {}
     bw = ic.get("link_per_direction_GBps")
     if not bw:

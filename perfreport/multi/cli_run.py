@@ -8,8 +8,10 @@ EXIT_OK, EXIT_BAD, EXIT_PARTIAL = 0, 2, 3
 
 
 def run_multi(traces, *, output, csv_dir, sheet, fmt, quiet, summary, jobs, engine, ray_address,
-              per_rank, **analyze_kw) -> int:
-    """Returns the exit code (0, 2 bad input, 3 no GPU events in any trace)."""
+              per_rank, html=None, with_html=False, top=None, audit=False, min_coverage=None,
+              **analyze_kw) -> int:
+    """Returns the exit code (0; 2 bad input; 3 no GPU events in any trace, or ``min_coverage``
+    given and a rank or all ranks together model less than that % of their GPU time)."""
     from rich.console import Console
 
     from perfreport.multi import analyze_ranks
@@ -21,7 +23,10 @@ def run_multi(traces, *, output, csv_dir, sheet, fmt, quiet, summary, jobs, engi
 
     err = Console(stderr=True)
     xlsx = output if output is not None else (None if sheet is not None else default_merged_output(traces))
+    html_path = html if html is not None else (xlsx.with_suffix(".html") if with_html and xlsx else None)
     try:
+        if with_html and xlsx is None and html is None:
+            raise BadInput("--with-html", "needs a workbook (-o FILE, or no --sheet); use --html FILE")
         if jobs is not None and jobs < 1:
             raise BadInput("--jobs", f"must be at least 1, not {jobs}")
         if fmt not in ("csv", "json", "table"):
@@ -30,7 +35,7 @@ def run_multi(traces, *, output, csv_dir, sheet, fmt, quiet, summary, jobs, engi
         inputs = input_files("-", analyze_kw.get("graph_capture"), analyze_kw.get("arch"),
                              analyze_kw.get("models") or (), analyze_kw.get("model_config"),
                              others={p: "an input trace" for p in paths})
-        check_outputs([xlsx], csv_dir, inputs)
+        check_outputs([xlsx, html_path], csv_dir, inputs)
         if per_rank is not None:
             check_outputs([], per_rank, inputs)         # a directory we may create
         report = analyze_ranks(paths, jobs=jobs, engine=engine, ray_address=ray_address,
@@ -43,7 +48,7 @@ def run_multi(traces, *, output, csv_dir, sheet, fmt, quiet, summary, jobs, engi
             sys.stderr.write(f"perfreport: {n}\n")
     if sheet is not None:
         try:
-            print_sheet(report.sheet(sheet), fmt)
+            print_sheet(report.sheet(sheet), fmt, coverage=report.coverage)
         except KeyError as exc:
             sys.stderr.write(f"perfreport: --sheet: {exc.args[0]}\n")
             return EXIT_BAD
@@ -52,6 +57,10 @@ def run_multi(traces, *, output, csv_dir, sheet, fmt, quiet, summary, jobs, engi
             sys.stderr.write(f"perfreport: warning: {w}\n")
         if not quiet:
             err.print(f"wrote {xlsx}", highlight=False)
+    if html_path is not None:
+        report.to_html(html_path, top=top if top is not None else 50)
+        if not quiet:
+            err.print(f"wrote {html_path}", highlight=False)
     if csv_dir is not None:
         report.to_csv_dir(csv_dir, protect=inputs)
         if not quiet:
@@ -61,8 +70,19 @@ def run_multi(traces, *, output, csv_dir, sheet, fmt, quiet, summary, jobs, engi
     show = summary if summary is not None else (not quiet and sys.stdout.isatty())
     if show and sheet is None:
         from perfreport.writers.console import print_summary_multi
-        print_summary_multi(report, Console() if sys.stdout.isatty() else Console(width=180))
-    return EXIT_OK if report.has_gpu else EXIT_PARTIAL
+        print_summary_multi(report, Console() if sys.stdout.isatty() else Console(width=180),
+                            top=top if top is not None else 15)
+    if audit:
+        from perfreport.writers.audit import print_audit
+        print_audit(report, Console() if sys.stdout.isatty() else Console(width=180))
+    partial = not report.has_gpu
+    if min_coverage is not None and report.coverage is not None:
+        for rank, pct, basis in report.coverage.below(min_coverage):
+            who = "all ranks" if rank is None else f"rank {rank} ({report.rank_paths.get(rank, '?')})"
+            sys.stderr.write(f"perfreport: {who}: modelled {pct:.1f}% of the {basis} is below "
+                             f"--min-coverage {min_coverage:g}%\n")
+            partial = True
+    return EXIT_PARTIAL if partial else EXIT_OK
 
 
 __all__ = ["run_multi"]

@@ -30,12 +30,13 @@ def ranks_sheet(ranked: list[tuple[int, str, RankResult]]) -> Sheet:
         rows.append({"rank": rank, "rank from": src, "trace": r.path, "GPU": r.devices,
                      "GPU spec": r.spec_key or "", "world size": r.world_size,
                      "kernel time (µs)": float(sum(o[5] or 0.0 for o in r.ops)),
+                     "modelled (%)": r.coverage["modelled (%)"] if r.coverage else None,
                      "busy (ms)": tl.get("busy"), "total (ms)": tl.get("total"),
                      "computation (ms)": tl.get("computation"), "exposed comm (ms)": tl.get("exposed comm"),
                      "idle (ms)": tl.get("idle"), "collective calls": len(r.calls),
                      "per-rank report": r.per_rank_report or ""})
     cols = list(rows[0]) if rows else ["rank"]
-    fm = {c: US for c in cols if "(µs)" in c} | {c: "0.000" for c in cols if "(ms)" in c}
+    fm = {c: US for c in cols if "(µs)" in c} | {c: "0.000" for c in cols if "(ms)" in c} | {"modelled (%)": PCT}
     return Sheet.from_records("ranks", rows, cols, fm)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from perfreport.multi.collectives import extract_calls
 
 OP_KEY = ("name", "category", "input dims", "input types")
+AUDIT_TOP = 30                # flagged rows per rank sent back for --audit
 ANALYZE_OPTS = ("arch", "basis", "graph_capture", "model_config", "models", "short_kernel_us",
                 "linked_only")
 
@@ -33,6 +34,9 @@ class RankResult:
     warnings: list[str] = field(default_factory=list)
     per_rank_report: str | None = None
     peak_rss_mb: float | None = None      # of the process that ran it (not in any sheet)
+    coverage: dict | None = None          # Coverage.to_dict() of this rank
+    audit: dict = field(default_factory=dict)    # notes, rows (the top AUDIT_TOP), count
+    points: list[dict] = field(default_factory=list)   # unified rows with FLOP/byte and TFLOP/s
 
 
 def per_rank_name(path: str) -> str:
@@ -77,7 +81,23 @@ def analyze_trace(path: str, opts: dict) -> RankResult:
         spec_key=report.spec.key if report.spec is not None else None, arch_msg=report.arch_msg,
         devices=", ".join(names), has_gpu=report.has_gpu, timeline=[list(r) for r in tl], ops=ops,
         calls=[{k: c[k] for k in c if k != "kernel"} for c in calls],
-        warnings=list(report.warnings), per_rank_report=out_path, peak_rss_mb=_peak_rss_mb())
+        warnings=list(report.warnings), per_rank_report=out_path, peak_rss_mb=_peak_rss_mb(),
+        coverage=report.coverage.to_dict() if report.coverage is not None else None,
+        audit=_audit(us), points=_points(report))
+
+
+def _audit(unified) -> dict:
+    """The rank's self-audit (:func:`perfreport.tables.audit.audit_sheet`), its top rows only."""
+    from perfreport.tables.audit import audit_sheet
+    sh = audit_sheet(unified)
+    return {"notes": list(sh.notes), "rows": sh.records()[:AUDIT_TOP], "count": len(sh.rows)}
+
+
+def _points(report) -> list[dict]:
+    """The rank's roofline-chart points: unified rows with FLOP/byte and achieved TFLOP/s."""
+    from perfreport.writers.roofline_svg import points
+    from perfreport.writers.summary import unified_rows
+    return points(unified_rows(report))
 
 
 def _peak_rss_mb() -> float | None:

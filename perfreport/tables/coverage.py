@@ -148,6 +148,41 @@ class Coverage:
                 "hints": dict(self.hints)}
 
 
+def coverage_from_dict(d: dict) -> Coverage:
+    """The :class:`Coverage` that :meth:`Coverage.to_dict` wrote (a multi-rank worker sends it)."""
+    return Coverage(total_us=d["total (µs)"], modelled_us=d["modelled (µs)"],
+                    communication_us=d["communication (µs)"], memcpy_us=d["memcpy/memset (µs)"],
+                    unmodelled_us=dict(d["unmodelled (µs)"]), model_errors=dict(d["model errors (µs)"]),
+                    top_unmodelled=[dict(r) for r in d["top unmodelled"]], basis=d["basis"],
+                    hints=dict(d.get("hints", {})))
+
+
+def merge_coverage(covs: list[Coverage], basis: str) -> Coverage:
+    """The sum of several statements (the ranks of a multi-rank run): every part added, the top
+    unmodelled ops re-ranked by their summed time (each rank keeps its top :data:`TOP` only, so a
+    name's sum counts the ranks where it made that list)."""
+    out = Coverage(basis=basis)
+    by_name: dict[tuple, float] = {}
+    for c in covs:
+        out.total_us += c.total_us
+        out.modelled_us += c.modelled_us
+        out.communication_us += c.communication_us
+        out.memcpy_us += c.memcpy_us
+        for k, v in c.unmodelled_us.items():
+            out.unmodelled_us[k] = out.unmodelled_us.get(k, 0.0) + v
+        for k, v in c.model_errors.items():
+            out.model_errors[k] = out.model_errors.get(k, 0.0) + v
+        for r in c.top_unmodelled:
+            key = (r["name"], r["reason"])
+            by_name[key] = by_name.get(key, 0.0) + r["time (µs)"]
+        out.hints.update(c.hints)
+    un = out.unmodelled_us
+    out.unmodelled_us = {k: un[k] for k in REASONS if k in un} | {k: v for k, v in un.items() if k not in REASONS}
+    top = sorted(((t, n, p) for (n, p), t in by_name.items()), key=lambda x: -x[0])[:TOP]
+    out.top_unmodelled = [{"name": n, "reason": p, "time (µs)": t, "percent (%)": out.pct(t)} for t, n, p in top]
+    return out
+
+
 def row_parts(*, modelled: bool, total: float, comm: float, memcpy: float, reason: str) -> dict:
     """One unified row's share of each coverage part: all of it modelled, or its communication
     and memcpy/memset kernels split off and the rest under ``reason``."""
@@ -188,7 +223,7 @@ def build_coverage(rows: list[dict], *, has_gpu: bool = True, hints: dict | None
     return cov
 
 
-__all__ = ["Coverage", "build_coverage", "row_parts", "REASONS", "MODELLED", "COMM", "MEMCPY",
+__all__ = ["Coverage", "build_coverage", "coverage_from_dict", "merge_coverage", "row_parts", "REASONS", "MODELLED", "COMM", "MEMCPY",
            "NO_MODEL", "MODEL_ERROR", "NO_ROOFLINE", "GRAPH", "UNLINKED", "ANNOTATION", "OUTSIDE",
            "GRAPH_CATEGORY", "NO_CAPTURE", "UNMATCHED", "is_graph_launch", "split_graph_kernels",
            "graph_reason", "GRAPH_HINT"]

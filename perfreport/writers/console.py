@@ -256,10 +256,11 @@ def print_diff_summary(report, console: Console, top: int = 10) -> None:
 
 
 def print_summary_multi(report, console: Console, top: int = 15) -> None:
-    """A merged multi-rank report on a terminal: ranks, the top ops by rank, collectives."""
+    """A merged multi-rank report on a terminal: ranks, the top ops by rank, collectives, the
+    coverage statement (all ranks, then each), the notes."""
     console.print(f"[bold]{console_text(report.source)}[/bold] — {console_text(report.arch_msg)}", highlight=False)
     console.print(sheet_table(report.sheet("ranks"), None, [
-        "rank", "rank from", "trace", "kernel time (µs)", "busy (ms)", "exposed comm (ms)",
+        "rank", "rank from", "trace", "kernel time (µs)", "modelled (%)", "busy (ms)", "exposed comm (ms)",
         "idle (ms)", "collective calls"]))
     console.print(sheet_table(report.sheet("ops_by_rank"), top, [
         "name", "input dims", "time min (µs)", "time median (µs)", "time max (µs)",
@@ -269,5 +270,9 @@ def print_summary_multi(report, console: Console, top: int = 15) -> None:
             "process group", "seq", "collective", "message size (B)", "start skew (µs)",
             "straggler rank", "transfer time (µs)", "algbw (GB/s)", "busbw (GB/s)",
             "busbw of link (%)"]))
+    cov = coverage_lines(report)               # all ranks, then one line per rank
+    for i, line in enumerate(cov):
+        console.print(Text(text(line) if i == 0 else shorten_end(line, max(20, console.width - 1))))
     for n in report.notes:
-        console.print(f"[dim]{console_text(n)}[/dim]", highlight=False)
+        if n not in cov:
+            console.print(f"[dim]{console_text(n)}[/dim]", highlight=False)

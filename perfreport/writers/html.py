@@ -99,7 +99,11 @@ _TL = [("computation", "#4e79a7"), ("exposed comm", "#e15759"), ("exposed memcpy
 
 
 def timeline_html(report) -> str:
-    devs = gpu_breakdown(report)
+    return devices_html(gpu_breakdown(report))
+
+
+def devices_html(devs) -> str:
+    """The GPU timeline table and bars of ``[(label, {type: ms})]`` (:func:`gpu_breakdown`)."""
     if not devs:
         return "<p>The trace has no GPU events.</p>"
     out = ['<table><thead><tr><th>GPU</th><th>total</th>']
@@ -168,4 +172,4 @@ def write_html(report, path: str | Path, top: int = TOP) -> Path:
     return Path(path)
 
 
-__all__ = ["CSP", "html_text", "top_table", "write_html"]
+__all__ = ["CSP", "STYLE", "SCRIPT", "devices_html", "html_text", "top_table", "write_html"]

@@ -128,3 +128,23 @@ def test_vllm_decode_attention_is_split_and_explained(trace, capture):
     fast = max(att, key=lambda r: r["roofline max (%)"])
     assert fast["roofline max (%)"] == pytest.approx(163.0, abs=0.5)
     assert "kernel_unified_attention_2d" in fast["flags"] and "sliding window" in fast["flags"]
+
+
+def test_merge_and_round_trip_hand_values():
+    a = cv.Coverage(total_us=100.0, modelled_us=60.0, communication_us=10.0, memcpy_us=5.0,
+                    unmodelled_us={cv.NO_MODEL: 25.0}, basis="GPU time",
+                    top_unmodelled=[{"name": "x", "reason": cv.NO_MODEL, "time (µs)": 25.0, "percent (%)": 25.0}])
+    b = cv.Coverage(total_us=300.0, modelled_us=30.0, communication_us=0.0, memcpy_us=0.0,
+                    unmodelled_us={cv.NO_MODEL: 70.0, cv.GRAPH: 200.0}, basis="GPU time",
+                    hints={cv.GRAPH: cv.GRAPH_HINT},
+                    top_unmodelled=[{"name": "g", "reason": cv.GRAPH, "time (µs)": 200.0, "percent (%)": 66.7},
+                                    {"name": "x", "reason": cv.NO_MODEL, "time (µs)": 70.0, "percent (%)": 23.3}])
+    assert cv.coverage_from_dict(b.to_dict()) == b
+    m = cv.merge_coverage([a, b], basis="GPU time over 2 ranks")
+    # 400 µs in all: modelled 60 + 30 = 90 (22.5%), no model 25 + 70 = 95, graph 200, comm 10, memcpy 5
+    assert m.total_us == 400.0 and m.modelled_pct == pytest.approx(22.5)
+    assert m.unmodelled_us == {cv.NO_MODEL: 95.0, cv.GRAPH: 200.0} and m.parts_us == pytest.approx(400.0)
+    assert [(r["name"], r["time (µs)"], r["percent (%)"]) for r in m.top_unmodelled] == [
+        ("g", 200.0, 50.0), ("x", 95.0, 23.75)]
+    assert m.lines()[0].startswith("coverage of 400.0 µs GPU time over 2 ranks: modelled 22.5%")
+    assert "graph replay without shapes 50.0% (200.0 µs; give --graph-capture)" in m.lines()[1]
