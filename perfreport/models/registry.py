@@ -242,6 +242,19 @@ def _install() -> None:
     # FlashInfer batch decode, one op per compiled variant (attention_flashinfer.py)
     from perfreport.models import attention_flashinfer as fi
     MODEL_PATTERNS.append((re.compile(fi.BATCH_DECODE_RUN), fi.FlashInferBatchDecode))
+    # FlashInfer batch prefill, ragged K/V and paged cache (attention_flashinfer_prefill.py)
+    from perfreport.models import attention_flashinfer_prefill as fip
+    for rx, cls in ((fip.RAGGED_RUN, fip.FlashInferRaggedPrefill),
+                    (fip.PAGED_RUN, fip.FlashInferPagedPrefill),
+                    (fip.RAGGED_RUN_AOT, fip.FlashInferRaggedPrefill),
+                    (fip.PAGED_RUN_AOT, fip.FlashInferPagedPrefill),
+                    (fip.RAGGED_RUN_V020, fip.FlashInferRaggedPrefillV020),
+                    (fip.PAGED_RUN_V020, fip.FlashInferPagedPrefillV020)):
+        MODEL_PATTERNS.append((re.compile(rx), cls))
+    # FlashMLA decode as vLLM registers it (attention_flashmla.py)
+    from perfreport.models import attention_flashmla as fmla
+    put(fmla.FlashMlaDecode, "_flashmla_C::fwd_kvcache_mla", "_flashmla_C::dense_decode_fwd")
+    put(fmla.FlashMlaDecodeFp8, "_flashmla_extension_C::fwd_kvcache_mla_fp8")
 
     # == mixture of experts (issue 8): moe.py, moe_routing.py ==
     from perfreport.models import moe, moe_routing as mr, moe_vendor as mv

@@ -120,6 +120,9 @@ def _group_from_sums(prefix: str, reqs: int, sq: int, sk: int) -> dict:
     return out
 
 
+group_from_sums = _group_from_sums     # public name: models estimate from shape-derived sums too
+
+
 def _group(prefix: str, reqs: int, text: str) -> tuple[str, dict] | None:
     """(syntax, statistics) of one ``(...)`` group, or None when it is none of the three."""
     m = _DETAILED.fullmatch(text)
@@ -194,5 +197,5 @@ def _sglang_step(m: re.Match[str]) -> dict:
     return {"missing": f"SGLang step[{mode}] annotation carries no chunk statistics"}
 
 
-__all__ = ["STAT_KEYS", "IterationFormat", "FORMATS", "register_format", "parse_iteration",
+__all__ = ["STAT_KEYS", "group_from_sums", "IterationFormat", "FORMATS", "register_format", "parse_iteration",
            "is_complete"]

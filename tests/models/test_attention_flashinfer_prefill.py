@@ -1,0 +1,133 @@
+"""FlashInfer batch prefill (<uri>::ragged_run / paged_run and the v0.2.0 names), by hand."""
+from __future__ import annotations
+
+import pytest
+
+from perfreport.errors import ModelError
+from perfreport.models import attention_flashinfer_prefill as fip
+from perfreport.models.base import bounds
+from perfreport.models.registry import model_for
+from perfreport.stats.iteration_formats import parse_iteration
+from perfreport.tree import Op
+
+BF16, E4M3, I32 = "c10::BFloat16", "c10::Float8_e4m3fn", "int"
+URI = ("batch_prefill_with_kv_cache_dtype_q_bf16_dtype_kv_{kv}_dtype_o_bf16_dtype_idx_i32_"
+       "head_dim_qk_{d}_head_dim_vo_{d}_posenc_0_use_swa_{swa}_use_logits_cap_False_f16qk_False")
+# 2 prefill requests: a chunk of 100 new tokens on 412 cached (sk 512) and 50 new (sk 50):
+# c_sq 150, c_sk 562, c_sqsq 100^2 + 50^2 = 12,500, c_sqsk 100*512 + 50*50 = 53,700;
+# plus 4 decode requests (4,000 keys) that the decode wrapper runs, not this op
+STEP = ("execute_154_context_2(sq150sk562sqsq12500sqsk53700)"
+        "_generation_4(sq4sk4000sqsq4sqsk4000)")
+
+
+def _op(name, dims, types, ci, step=STEP):
+    o = Op(1, name, "cpu_op", 1, 1, 0.0, 10.0,
+           {"Input Dims": dims, "Input type": types, "Concrete Inputs": ci})
+    if step:
+        o.set_meta("iteration", parse_iteration(step))
+    return model_for(name)(o)
+
+
+def _paged(kv=E4M3, mask=1, window=-1, step=STEP, h_q=32, h_kv=8, d=128, pages=36):
+    name = URI.format(kv="e4m3" if kv == E4M3 else "bf16", d=d, swa=window >= 0) + "::paged_run"
+    cache = [100, 16, h_kv, d]                           # NHD [pages, page, H_KV, D]
+    dims = [[1024], [1024], [8], [150, h_q, d], cache, cache, [3], [3], [pages], [2],
+            [150, h_q, d], [], [], [], [], []]
+    types = ["unsigned char"] * 2 + ["long int", BF16, kv, kv] + [I32] * 4 + [BF16, ""] + [
+        "Scalar"] * 3 + ["Scalar"]
+    ci = [""] * 12 + [str(mask), "0", str(window), "False"]
+    return _op(name, dims, types, ci, step)
+
+
+def test_paged_gqa_fp8_cache_causal():
+    m = _paged()
+    assert type(m) is fip.FlashInferPagedPrefill
+    assert (m.B, m.N_Q, m.H_Q, m.H_KV, m.page, m.kv_layout) == (2, 150, 32, 8, 16, "NHD")
+    # the prefill group only (N_Q 150 = c_sq): pairs = 53,700 - 12,500/2 = 47,450
+    # FLOPs = 2*32*(128 + 128)*47,450 = 16,384*47,450 = 777,420,800
+    assert m.flops() == 777_420_800
+    # Q read + O written: 150*32*(128*2 + 128*2) = 2,457,600 B (BF16)
+    # KV: every key from the cache at 1 B (FP8): 562*8*(128 + 128)*1 = 1,150,976 B
+    assert m.params()["bytes_QO"] == 2_457_600 and m.params()["bytes_KV"] == 1_150_976
+    assert m.bytes() == 3_608_576
+    assert m.precision() == "bf16" and m.assumptions() == []
+    assert m.params()["lengths"] == "chunk statistics (prefill group)"
+
+
+def test_paged_sliding_window_left():
+    m = _paged(window=127)                               # W = 128 keys
+    # keys = min(562, 150 + 2*127) = 404, pairs = min(47,450, 150*128) = 19,200
+    # FLOPs 16,384*19,200 = 314,572,800; bytes 2,457,600 + 404*2,048 = 3,284,992
+    assert (m.window, m.flops(), m.bytes()) == (128, 314_572_800, 3_284_992)
+    # lower bounds: keys 150 + min(412, 127) = 277, pairs 2*f(75) = 2*(75*76/2) = 5,700
+    # (the truth here: request 1 reads 100 + 127 = 227 keys, request 2 its 50 -> 277)
+    assert bounds(m, m.flops(), m.bytes()) == (16_384 * 5_700, 314_572_800,
+                                               2_457_600 + 277 * 2_048, 3_284_992)
+
+
+def test_paged_without_annotation_bounds_from_pages():
+    m = _paged(step=None)
+    # B = len(qo_indptr) - 1 = 2; 36 pages of 16: keys 576 (point) ... 576 - 2*15 = 546
+    # equal requests: sqsq = 150^2/2 = 11,250, sqsk = 150*576/2 = 43,200
+    # pairs = 43,200 - 5,625 = 37,575 -> FLOPs 16,384*37,575 = 615,628,800
+    assert m.flops() == 615_628_800
+    assert m.bytes() == 2_457_600 + 576 * 2_048 == 3_637_248
+    kv, est = m.assumptions()
+    assert "546" in kv.text and kv.bytes_min == 2_457_600 + 546 * 2_048
+    # keys 546: sqsk = 150*546/2 = 40,950 -> pairs 35,325 -> 578,764,800
+    assert kv.flops_min == 16_384 * 35_325
+    # sqsq in [11,250, 149^2 + 1 = 22,202], sqsk in [11,250, 150*576 = 86,400]:
+    # pairs from 11,250 - 11,101 = 149 to 86,400 - 5,625 = 80,775
+    assert (est.flops_min, est.flops_max) == (16_384 * 149, 16_384 * 80_775)
+    assert m.params()["lengths"].startswith("shapes only (no iteration annotation")
+
+
+def _ragged(total_k, mask=1, name=None, step=STEP):
+    name = name or URI.format(kv="bf16", d=64, swa=False) + "::ragged_run"
+    kv = [total_k, 4, 64]                                # NHD [total_k, H_KV, D]
+    dims = [[1024], [1024], [8], [150, 16, 64], kv, kv, [3], [3], [150, 16, 64], [], [], [], []]
+    types = ["unsigned char"] * 2 + ["long int", BF16, BF16, BF16, I32, I32, BF16, ""] + [
+        "Scalar"] * 3
+    return _op(name, dims, types, [""] * 10 + [str(mask), "0", "-1"], step)
+
+
+def test_ragged_new_tokens_only_gqa():
+    # SGLang's ragged pass: K/V = the 150 new tokens (H_KV 4 of H_Q 16): sk_i = sq_i,
+    # sqsk = sqsq = 12,500 -> causal pairs 12,500 - 6,250 = 6,250
+    m = _ragged(150)
+    assert type(m) is fip.FlashInferRaggedPrefill and m.H_KV == 4
+    assert m.flops() == 2 * 16 * (64 + 64) * 6_250 == 25_600_000
+    # Q + O 150*16*128*2 = 614,400; K + V 150*4*128*2 = 153,600
+    assert m.bytes() == 768_000
+    assert "new tokens only" in m.params()["lengths"]
+    # non-causal (mask_mode 0): every pair, sqsk = 12,500 -> 4,096*12,500
+    assert _ragged(150, mask=0).flops() == 51_200_000
+
+
+def test_ragged_every_key_and_v020_order():
+    # K/V hold every key (total_k 562 = c_sk): pairs 47,450 -> 4,096*47,450 = 194,355,200;
+    # bytes 614,400 + 562*4*128*2 = 614,400 + 575,488 = 1,189,888
+    m = _ragged(562)
+    assert (m.flops(), m.bytes()) == (194_355_200, 1_189_888)
+    # v0.2.0 custom op: (mask_mode, float_ws, int_ws, plan_info_vec, q, k, v, custom_mask,
+    # alibi, qo_indptr, kv_indptr, qk_indptr, layout, window_left, ...) -> same figures
+    name = "flashinfer::" + URI.format(kv="bf16", d=64, swa=False).replace(
+        "head_dim_qk_64_head_dim_vo_64", "head_dim_64") + "_ragged_run"
+    kv = [562, 4, 64]
+    dims = [[], [1024], [1024], [], [150, 16, 64], kv, kv, [], [], [3], [3], [], [], []]
+    types = ["Scalar", "unsigned char", "unsigned char", "ScalarList", BF16, BF16, BF16, "",
+             "", I32, I32, "", "Scalar", "Scalar"]
+    old = _op(name, dims, types, ["1"] + [""] * 11 + ["0", "-1"])
+    assert type(old) is fip.FlashInferRaggedPrefillV020
+    assert (old.flops(), old.bytes()) == (194_355_200, 1_189_888)
+
+
+def test_name_head_dims_must_match_tensors():
+    with pytest.raises(ModelError, match="head dims"):
+        _ragged(150, name=URI.format(kv="bf16", d=128, swa=False) + "::ragged_run")
+
+
+def test_parse_uri_fa3_and_v020():
+    u = fip.parse_uri(URI.format(kv="e4m3", d=128, swa=True) + "_sm90::paged_run")
+    assert (u["dtype_kv"], u["head_dim_qk"], u["use_swa"], u["backend"]) == ("e4m3", 128, True, "fa3")
+    assert fip.parse_uri("flashinfer_kernels::batch_prefill_with_paged_kv_cache_run") is None
