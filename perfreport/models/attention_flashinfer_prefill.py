@@ -49,7 +49,11 @@ contents are not in a trace. They come from the step's iteration annotation when
 match the shapes: N_Q = c_sq (the prefill requests) or c_sq + g_sq (every request, decode rows
 as 1-token requests); ragged K holds either every key of each request (total_k = Σsk) or only
 the new tokens (total_k = Σsq, SGLang's ragged pass over the extend tokens: sk_i = sq_i,
-sqsk = sqsq). Otherwise the sums come from the shapes (B = len(qo_indptr) − 1, total_q, total_k
+sqsk = sqsq); a causal paged run reads every key (the cache holds the new ones), a non-causal
+one is taken as SGLang's prefix pass (``sglang/srt/layers/attention/flashinfer_backend.py``
+``forward_extend``: ragged over the new tokens with causal=True, paged over the cached prefix
+with causal=False, merged by LSE): sk_i − sq_i keys, sqsk − sqsq pairs, every key as the
+Assumption's other bound. Otherwise the sums come from the shapes (B = len(qo_indptr) − 1, total_q, total_k
 or, paged, between (pages − B)·page + B and pages·page keys, point = the upper bound) with
 sqsq/sqsk estimated for equal requests (``stats.iteration_formats.group_from_sums``) and the
 bounds as :class:`~perfreport.models.base.Assumption`.
@@ -336,11 +340,40 @@ class FlashInferPagedPrefill(FlashInferRaggedPrefill):
         return max(hi - r * (self.page - 1), self.N_Q, 0), hi
 
     def fit_keys(self, groups):
-        """The paged cache holds every key of each request (new ones appended)."""
+        """Causal: the paged cache holds every key of each request (new ones appended).
+        Non-causal: SGLang's split pass over the cached prefix only (its new tokens go through
+        ragged_run, the two merged by LSE): sk_i - sq_i keys, sqsk - sqsq pairs."""
+        if self.mask == 0:
+            self.full_groups = groups
+            groups = [dict(g, sk=g["sk"] - g["sq"], sqsk=g["sqsk"] - g["sqsq"],
+                           est=_prefix_est(g["est"])) for g in groups]
+            groups[0]["note"] = "; non-causal: cached prefix only"
         sk = sum(g["sk"] for g in groups)
         if self.pages is not None and sk > self.pages * self.page:
             return None
         return groups
+
+    def assumptions(self) -> list[Assumption]:
+        out = super().assumptions()
+        if getattr(self, "full_groups", None) is not None and "prefix" in self.lengths:
+            f, b = self.totals()
+            fh, bh = self.totals(self.full_groups)
+            out.append(Assumption(
+                "non-causal paged run taken as SGLang's prefix pass (keys = cached prefix; "
+                "bounds up to every key of each request)", bytes_min=b, bytes_max=bh,
+                flops_min=f, flops_max=fh))
+        return out
+
+
+def _prefix_est(est: dict) -> dict:
+    """Bounds of sqsk - sqsq from those of sqsk and sqsq (compact annotations)."""
+    if not est:
+        return {}
+    sqsq = est.get("sqsq")
+    sqsk = est.get("sqsk")
+    if sqsq is None or sqsk is None:
+        return {}
+    return {"sqsk": (max(sqsk[0] - sqsq[1], 0), max(sqsk[1] - sqsq[0], 0))}
 
 
 class FlashInferRaggedPrefillV020(FlashInferRaggedPrefill):

@@ -131,3 +131,16 @@ def test_parse_uri_fa3_and_v020():
     u = fip.parse_uri(URI.format(kv="e4m3", d=128, swa=True) + "_sm90::paged_run")
     assert (u["dtype_kv"], u["head_dim_qk"], u["use_swa"], u["backend"]) == ("e4m3", 128, True, "fa3")
     assert fip.parse_uri("flashinfer_kernels::batch_prefill_with_paged_kv_cache_run") is None
+
+
+def test_paged_non_causal_is_the_prefix_pass():
+    # SGLang extend with a cached prefix: ragged_run over the new tokens (causal), then
+    # paged_run over the prefix only (mask_mode 0). Prefix keys 562 - 150 = 412,
+    # pairs sqsk - sqsq = 53,700 - 12,500 = 41,200 (request 1: 100*412; request 2 none)
+    m = _paged(mask=0)
+    assert m.flops() == 16_384 * 41_200 == 675_020_800
+    assert m.bytes() == 2_457_600 + 412 * 2_048 == 3_301_376
+    (a,) = m.assumptions()
+    # other bound: every key, every pair: 562 keys, 53,700 pairs
+    assert (a.bytes_max, a.flops_max) == (3_608_576, 16_384 * 53_700)
+    assert "prefix" in m.params()["lengths"]
