@@ -11,15 +11,13 @@ from perfreport.models.registry import MODELS, category_of, model_for, model_for
 CATEGORIES = {"GEMM", "SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd", "UnaryElementwise",
               "BinaryElementwise", "Reduce_fwd", "Norm_fwd", "Norm_bwd", "RMSNorm_fwd",
               "RoPE_fwd", "Activation_fwd", "MoE", "KVCache", "Quant", "Inductor", "Pool", "DataMovement",
-              "Resample"}
-MATRIX = {"GEMM", "SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd"}
+              "Resample", "InferenceAttention_fwd"}
+MATRIX = {"GEMM", "SDPA_fwd", "SDPA_bwd", "CONV_fwd", "CONV_bwd", "InferenceAttention_fwd"}
 VECTOR_IN_MATRIX_CATEGORY = {"moe_routing"}        # MoE routing ops: bookkeeping, vector units
 
 
 def test_every_model_has_a_known_category_and_kind():
     for name, cls in MODELS.items():
-        if cls.__module__.endswith(("inference_attention", "attention_prefill", "attention_mla")):
-            continue                                   # issue 4's family
         assert cls.category in CATEGORIES, name
         module = cls.__module__.rsplit(".", 1)[-1]
         matrix = cls.category in MATRIX or (cls.category == "MoE" and module not in VECTOR_IN_MATRIX_CATEGORY)
