@@ -31,9 +31,10 @@ Calls, in trace order (H_Q 8, H_KV 2, head dim 64 unless noted; queries BF16):
 7. vLLM ``_C::cutlass_mla_decode(out, q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens,
    page_table, scale)`` (``csrc/torch_bindings.cpp``): the decode step of 5. with q_nope
    ``[4, 16, 512]``, q_pe ``[4, 16, 64]``, the same latent pages as ``[blocks, 16, 576]``;
-8. ``flashinfer::batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_e4m3_..._run`` (FlashInfer
-   ``decode.py`` ``run_batch_decode`` order): the decode step of 4. on ``float8_e4m3fn`` NHD
-   pages (kv_layout_code 0, window_left -1).
+8. ``batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_e4m3_...::run`` (FlashInfer v0.2.7 –
+   v0.3.x ``csrc/batch_decode_jit_pybind.cu`` order, the op a JIT module named by its URI
+   registers): the decode step of 4. on ``float8_e4m3fn`` NHD pages (kv_layout_code 0,
+   window_left -1).
 
 Seeded and re-runnable (only timestamps differ between runs).
 """
@@ -159,7 +160,7 @@ def cutlass_mla_decode(out, q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_ta
 
 
 FI_DECODE = ("batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_e4m3_dtype_o_bf16_dtype_idx_i32_"
-             "head_dim_qk_64_head_dim_vo_64_posenc_0_use_swa_False_use_logits_cap_False_run")
+             "head_dim_qk_64_head_dim_vo_64_posenc_0_use_swa_False_use_logits_cap_False")
 
 
 def flashinfer_batch_decode(float_workspace_buffer, int_workspace_buffer, plan_info_vec, q,
@@ -211,13 +212,13 @@ def register_ops() -> None:
     _define("cutlass_mla_decode(Tensor(a!) out, Tensor q_nope, Tensor q_pe, "
             "Tensor kv_c_and_k_pe_cache, Tensor seq_lens, Tensor page_table, float scale) -> ()",
             cutlass_mla_decode, ns="_C")
-    _define(f"{FI_DECODE}(Tensor(a!) float_workspace_buffer, Tensor(b!) int_workspace_buffer, "
-            "int[] plan_info_vec, Tensor q, Tensor(c!)? paged_k_cache, "
+    _define("run(Tensor(a!) float_workspace_buffer, Tensor(b!) int_workspace_buffer, "
+            "Tensor plan_info_vec, Tensor q, Tensor(c!)? paged_k_cache, "
             "Tensor(d!)? paged_v_cache, Tensor paged_kv_indptr, Tensor paged_kv_indices, "
             "Tensor paged_kv_last_page_len, Tensor(e!) o, Tensor(f!)? maybe_lse, "
             "int kv_layout_code, int window_left, bool enable_pdl, Tensor? alibi_slopes, "
             "float logits_soft_cap, float sm_scale, float rope_scale, float rope_theta) -> ()",
-            flashinfer_batch_decode, ns="flashinfer")
+            flashinfer_batch_decode, ns=FI_DECODE)
 
 
 def _pages_for(kv_lens, gen, num_blocks):
@@ -277,8 +278,9 @@ def _run(gen) -> None:
     fk, fv = e4m3(rnd(40, PAGE, H_KV, D)), e4m3(rnd(40, PAGE, H_KV, D))
     fo = torch.empty(4, H_Q, D, dtype=bf)
     with torch.profiler.record_function(DECODE):
-        getattr(torch.ops.flashinfer, FI_DECODE)(
-            torch.empty(64, dtype=torch.uint8), torch.empty(64, dtype=torch.uint8), [0] * 4,
+        getattr(torch.ops, FI_DECODE).run(
+            torch.empty(64, dtype=torch.uint8), torch.empty(64, dtype=torch.uint8),
+            torch.zeros(4, dtype=torch.long),
             rnd(4, H_Q, D).to(bf), fk, fv, indptr, pages, last, fo, None, 0, -1, False, None,
             0.0, scale, 1.0, 1e4)
     fa = torch.ops.flash_attn._flash_attn_varlen_forward

@@ -1,13 +1,24 @@
 """FlashInfer batch decode on paged KV caches, on the step's decode statistics.
 
-FlashInfer registers one torch op per compiled variant (flashinfer ``decode.py``,
-``get_batch_decode_module``): ``flashinfer::<uri>_run`` with ``<uri>`` =
+FlashInfer's compiled variants reach the torch dispatcher (and so the profiler) in two
+version ranges (github.com/flashinfer-ai/flashinfer; v0.2.0.post2 and v0.4+ record no op, see
+:mod:`perfreport.models.attention_flashinfer_prefill`), with ``<uri>`` =
 ``batch_decode_with_kv_cache_dtype_q_<q>_dtype_kv_<kv>_dtype_o_<o>_dtype_idx_<i>_head_dim...``
-(``flashinfer/jit/attention/modules.py`` ``get_batch_decode_uri``), positional arguments
-``(float_workspace_buffer, int_workspace_buffer, plan_info_vec, q [B, H_Q, D], paged_k_cache,
-paged_v_cache, paged_kv_indptr, paged_kv_indices, paged_kv_last_page_len, o, maybe_lse,
-kv_layout_code, window_left, ...)``; caches NHD ``[pages, page, H_KV, D]`` (kv_layout_code 0)
-or HND ``[pages, H_KV, page, D]`` (1, ``TensorLayout`` in ``flashinfer/utils.py``).
+(``jit/attention`` ``get_batch_decode_uri``):
+
+* v0.2.1 – v0.3.x: ``<uri>::run`` (``csrc/batch_decode_jit_pybind.cu``
+  ``TORCH_LIBRARY_FRAGMENT(TORCH_EXTENSION_NAME, m) { m.def("run", ...); }``), positional
+  ``(float_workspace_buffer, int_workspace_buffer, plan_info_vec, q [B, H_Q, D], paged_k_cache,
+  paged_v_cache, paged_kv_indptr, paged_kv_indices, paged_kv_last_page_len, o, maybe_lse,
+  kv_layout_code, window_left, ...)`` (the same order as ``decode.py`` at HEAD);
+* v0.2.0 / .post1: ``flashinfer::<uri>_run`` (``decode.py`` ``torch.library.custom_op``
+  ``run_batch_decode``): ``(float_workspace_buffer, int_workspace_buffer, plan_info_vec, q,
+  paged_k_cache, paged_v_cache, paged_kv_indptr, paged_kv_indices, paged_kv_last_page_len,
+  alibi_slopes, kv_layout_code, window_left, logits_soft_cap, sm_scale, rope_scale,
+  rope_theta, maybe_lse)``: layout and window one place earlier, no ``o``.
+
+Caches NHD ``[pages, page, H_KV, D]`` (kv_layout_code 0) or HND ``[pages, H_KV, page, D]``
+(1, ``TensorLayout`` in ``flashinfer/utils.py``).
 
 The work is the :class:`~perfreport.models.inference_attention.InferenceAttention` formula
 over the decode group of the step's iteration annotation (the decode wrapper runs the decode
@@ -26,12 +37,13 @@ from perfreport.models.base import concrete_input, input_dims, input_type
 from perfreport.models.inference_attention import InferenceAttention, _layout_heads
 from perfreport.stats.chunks import window_group
 
-BATCH_DECODE_RUN = r"flashinfer::batch_decode_with_kv_cache_\w+_run"
+BATCH_DECODE_RUN = r"batch_decode_with_kv_cache_\w+::run"
+BATCH_DECODE_RUN_V020 = r"flashinfer::batch_decode_with_kv_cache_\w+_run"
 LAYOUTS = {"0": "NHD", "1": "HND"}
 
 
 class FlashInferBatchDecode(InferenceAttention):
-    """``flashinfer::batch_decode_with_kv_cache_*_run`` (see the module doc)."""
+    """``batch_decode_with_kv_cache_*::run`` (v0.2.1 – v0.3.x; see the module doc)."""
 
     Q, K, V, KV_INDPTR, LAYOUT = 3, 4, 5, 6, 11
     WINDOW = 12
@@ -62,4 +74,11 @@ class FlashInferBatchDecode(InferenceAttention):
         return input_type(self.op, self.Q), input_type(self.op, self.K)
 
 
-__all__ = ["FlashInferBatchDecode", "BATCH_DECODE_RUN"]
+class FlashInferBatchDecodeV020(FlashInferBatchDecode):
+    """``flashinfer::batch_decode_with_kv_cache_*_run`` (v0.2.0 custom op; module doc)."""
+
+    LAYOUT, WINDOW = 10, 11
+
+
+__all__ = ["FlashInferBatchDecode", "FlashInferBatchDecodeV020", "BATCH_DECODE_RUN",
+           "BATCH_DECODE_RUN_V020"]

@@ -242,6 +242,7 @@ def _install() -> None:
     # FlashInfer batch decode, one op per compiled variant (attention_flashinfer.py)
     from perfreport.models import attention_flashinfer as fi
     MODEL_PATTERNS.append((re.compile(fi.BATCH_DECODE_RUN), fi.FlashInferBatchDecode))
+    MODEL_PATTERNS.append((re.compile(fi.BATCH_DECODE_RUN_V020), fi.FlashInferBatchDecodeV020))
     # FlashInfer batch prefill, ragged K/V and paged cache (attention_flashinfer_prefill.py)
     from perfreport.models import attention_flashinfer_prefill as fip
     for rx, cls in ((fip.RAGGED_RUN, fip.FlashInferRaggedPrefill),

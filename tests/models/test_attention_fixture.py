@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-FLASHINFER = ("flashinfer::batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_e4m3_dtype_o_bf16_"
+FLASHINFER = ("batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_e4m3_dtype_o_bf16_"
               "dtype_idx_i32_head_dim_qk_64_head_dim_vo_64_posenc_0_use_swa_False_"
-              "use_logits_cap_False_run")
+              "use_logits_cap_False::run")
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "inference_attention_ops.json.gz"
 
 
