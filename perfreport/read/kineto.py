@@ -1,165 +1,36 @@
-"""Kineto event decoding: typed msgspec records -> compact columns.
+"""Kineto event decoding: typed msgspec records -> compact columns (:class:`Collector`).
 
 Event kinds the report does not use are dropped here, before any of their ``args`` are
 decoded: ``python_function`` (unless asked for), memory instants, ``Trace`` spans.
 
 Kept events are *not* turned into one Python object each. :class:`Collector` appends them
-to typed columns (``array.array``: ``ts``/``dur`` as float64, names/categories/threads as
-small integer codes into tables, ids as int64, interned ``args`` as an index): 45 bytes
-per CPU event, 49 per GPU event. :func:`perfreport.tree.build_tree` nests and links
+to the typed columns of :mod:`perfreport.read.columns` (decoded as
+:mod:`perfreport.read.schema` describes). :func:`perfreport.tree.build_tree` nests and links
 on these columns and materializes :class:`~perfreport.events.Op` /
 :class:`~perfreport.events.GpuEvent` records only for what the report needs.
 """
 from __future__ import annotations
 
-from array import array
 from collections import Counter
 
 import msgspec
 
 from perfreport.errors import BadInput
+from perfreport.events import GPU_ANNOTATION, NONE, PYTHON, SIDE, GpuEvent, Op
+from perfreport.read.columns import INT64_HI as _HI
+from perfreport.read.columns import INT64_LO as _LO
+from perfreport.read.columns import CpuColumns, Flows, GpuColumns
 from perfreport.read.repair import loads_args
-from perfreport.events import (CPU_OP, DRIVER, GPU_ANNOTATION, KERNEL, MEMCPY, MEMSET, NONE,
-                               PYTHON, RUNTIME, SIDE, USER_ANNOTATION, GpuEvent, Op,
-                               column_value)
+from perfreport.read.schema import (C_CPU_OP, C_DRIVER, C_KERNEL, C_MEMCPY, C_MEMSET,  # noqa: F401
+                                    C_PYTHON, C_RUNTIME, C_USER_ANNOTATION, CAT_CODE, CATS,
+                                    CPU_CATS, EVENT_DECODER, GPU_CATS, NOT_A_LIST, SHAPE_KEYS,
+                                    VOLATILE, Ev, GpuArgs)
+from perfreport.read.schema import decode_any as _any
+from perfreport.read.schema import decode_gpu_args as _gpu_args
+from perfreport.read.schema import decode_op_args as _op_args
+from perfreport.read.schema import decode_rt_args as _rt_args
+from perfreport.read.schema import encode as _encode
 
-Id = int | str
-
-# int64 sentinels (NONE: no value; SIDE: a value that is not an int64, kept in a side dict)
-_LO, _HI = NONE + 2, (1 << 63) - 1
-
-
-class Ev(msgspec.Struct, array_like=False, gc=False):
-    """One trace event; unknown keys are ignored, ``args`` stays raw until needed."""
-    ph: str = ""
-    cat: str = ""
-    name: str = ""
-    pid: Id = 0
-    tid: Id = 0
-    ts: float | None = None
-    dur: float | None = None
-    id: Id | None = None
-    args: msgspec.Raw = msgspec.Raw()
-
-
-class GpuArgs(msgspec.Struct, gc=False):
-    correlation: int | None = None
-    stream: Id | None = None
-    device: int | None = None
-    ext: int | None = msgspec.field(default=None, name="External id")
-    nbytes: int | None = msgspec.field(default=None, name="bytes")
-    # NCCL/RCCL kernels carry their collective's fields (Kineto copies them from the
-    # record_param_comms op): only their presence is decoded here, see Collector.gpu_comm
-    coll: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Collective name")
-
-
-class RtArgs(msgspec.Struct, gc=False):
-    correlation: int | None = None
-    ext: int | None = msgspec.field(default=None, name="External id")
-
-
-_R = msgspec.Raw
-
-
-class OpArgs(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    """The usual ``args`` of a cpu_op / user_annotation, for the interning fast path.
-
-    Volatile ids are decoded (or skipped); the other known keys stay raw bytes and form the
-    interning key. Any other key makes decoding fail and the slow path handles the event.
-    """
-    ext: object = msgspec.field(default=None, name="External id")
-    seq: object = msgspec.field(default=None, name="Sequence number")
-    rf: _R = msgspec.field(default=_R(), name="Record function id")
-    ev: _R = msgspec.field(default=_R(), name="Ev Idx")
-    fin: _R = msgspec.field(default=_R(), name="finished")
-    ci: _R = msgspec.field(default=_R(), name="Concrete Inputs")
-    it: _R = msgspec.field(default=_R(), name="Input type")
-    ist: _R = msgspec.field(default=_R(), name="Input Strides")
-    idm: _R = msgspec.field(default=_R(), name="Input Dims")
-    fwd: _R = msgspec.field(default=_R(), name="Fwd thread id")
-
-
-EVENT_DECODER = msgspec.json.Decoder(list[Ev])
-_gpu_args = msgspec.json.Decoder(GpuArgs).decode
-_rt_args = msgspec.json.Decoder(RtArgs).decode
-_op_args = msgspec.json.Decoder(OpArgs).decode
-_any = msgspec.json.decode
-_encode = msgspec.json.encode
-
-# args keys that differ between otherwise identical ops; kept out of the interned dict
-_VOLATILE = ("External id", "Ev Idx", "Record function id", "Sequence number",
-             "finished", "Python parent id", "Python id")
-
-_SHAPE_KEYS = ("Input Dims", "Input type", "Input Strides", "Concrete Inputs")
-NOT_A_LIST = "record_shapes fields (Input Dims, ...) that were not lists wrapped in one"
-
-# category codes (the ``cat`` column); the first four are the launch/op kinds used by the tree
-CATS = (CPU_OP, USER_ANNOTATION, RUNTIME, DRIVER, PYTHON, KERNEL, MEMCPY, MEMSET)
-C_CPU_OP, C_USER_ANNOTATION, C_RUNTIME, C_DRIVER, C_PYTHON, C_KERNEL, C_MEMCPY, C_MEMSET = range(8)
-_CAT_CODE = {c: i for i, c in enumerate(CATS)}
-CPU_CATS = {CPU_OP, USER_ANNOTATION, RUNTIME, DRIVER}
-GPU_CATS = {KERNEL, MEMCPY, MEMSET}
-
-
-def _i64(v) -> int:
-    return v if type(v) is int and _LO <= v <= _HI else SIDE
-
-
-class _Table:
-    """Typed columns of one event kind; int64 columns use NONE / SIDE sentinels."""
-
-    def __len__(self) -> int:
-        return len(self.ts)
-
-    def value(self, col: str, row: int):
-        return column_value(self, col, row)
-
-
-class CpuColumns(_Table):
-    """CPU-side events (cpu_op, user_annotation, runtime/driver, python), one row each.
-
-    ``cs`` holds the ``correlation`` of runtime/driver rows and the autograd ``Sequence
-    number`` of the others; ``ext`` the ``External id``. Values that are not int64 are kept
-    in ``side`` (``{(column, row): value}``) with :data:`SIDE` in the column.
-    """
-
-    def __init__(self) -> None:
-        self.ts = array("d")
-        self.dur = array("d")
-        self.name = array("i")
-        self.cat = array("b")
-        self.thr = array("i")       # code into ``threads`` [(pid, tid)]
-        self.ext = array("q")
-        self.cs = array("q")
-        self.args = array("i")      # index into ``args_table``, -1: none
-        self.side: dict = {}
-
-
-class GpuColumns(_Table):
-    """GPU events (kernel, memcpy, memset), one row each, in reading order (row = uid)."""
-
-    def __init__(self) -> None:
-        self.ts = array("d")
-        self.dur = array("d")
-        self.name = array("i")
-        self.cat = array("b")
-        self.ds = array("i")        # code into ``devstreams`` [(device, stream)]
-        self.corr = array("q")
-        self.ext = array("q")
-        self.nbytes = array("q")
-        self.side: dict = {}
-
-
-class Flows:
-    """``ac2g`` flow points: id, location code (into ``Collector.locations``), ts."""
-
-    def __init__(self) -> None:
-        self.id = array("q")
-        self.loc = array("i")
-        self.ts = array("d")
-
-    def __len__(self) -> int:
-        return len(self.ts)
 
 
 class Collector:
@@ -193,7 +64,7 @@ class Collector:
         self._fid_code: dict = {}
         self._args_fast: dict[bytes, int] = {}     # raw known-key bytes -> args index
         self._args_canon: dict[bytes, int] = {}    # canonical encoding -> args index
-        cats = dict(_CAT_CODE)
+        cats = dict(CAT_CODE)
         self._cpu_cats = {k: v for k, v in cats.items() if k in CPU_CATS or (keep_python and k == PYTHON)}
         self._gpu_cats = {k: v for k, v in cats.items() if k in GPU_CATS}
 
@@ -452,13 +323,13 @@ class Collector:
             d = self._lenient(ev)
         if not isinstance(d, dict):
             return -1, None, None
-        for k in _SHAPE_KEYS:          # record_shapes fields are positional lists
+        for k in SHAPE_KEYS:          # record_shapes fields are positional lists
             if k in d and not isinstance(d[k], list):
                 d[k] = [d[k]]
                 self.repairs[NOT_A_LIST] += 1
         ext = d.get("External id")
         seq = d.get("Sequence number")
-        for k in _VOLATILE:
+        for k in VOLATILE:
             if k in d:
                 del d[k]
         canon = _encode(d)
@@ -490,3 +361,8 @@ class Collector:
             self.process_labels[ev.pid] = a.get("labels", "")
         else:
             self.thread_names[(ev.pid, ev.tid)] = a.get("name", "")
+
+
+__all__ = ["Collector", "EVENT_DECODER", "CATS", "CPU_CATS", "GPU_CATS", "CpuColumns", "GpuColumns",
+           "Flows", "NOT_A_LIST", "C_CPU_OP", "C_USER_ANNOTATION", "C_RUNTIME", "C_DRIVER",
+           "C_PYTHON", "C_KERNEL", "C_MEMCPY", "C_MEMSET"]

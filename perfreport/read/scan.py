@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 _TOK = re.compile(rb'[\[\]{}"]')
+BRACKETS = _TOK           # the bytes that open or close a value ([ ] { } and the string quote)
 _GAP = re.compile(rb"[ \t\r\n,]*")
 _BLANKS = b" \t\r\n"
 
@@ -167,4 +168,4 @@ def event_spans(buf, start: int, stop: int) -> tuple[list[int], list[int]]:
     return s.starts or [], s.ends
 
 
-__all__ = ["Scan", "ScanError", "event_starts", "event_spans", "string_end", "resume_point"]
+__all__ = ["BRACKETS", "Scan", "ScanError", "event_starts", "event_spans", "string_end", "resume_point"]

@@ -1,8 +1,9 @@
 """Stage 2: nest CPU events per (pid, tid) and link GPU events to their launches.
 
-Works on the reader's columns (:mod:`perfreport.read.kineto`): nesting is one numpy
-``lexsort`` plus one tight loop, linking is ``searchsorted`` on correlation ids, and
-:class:`Op` / :class:`GpuEvent` records are made only for what the report needs.
+Works on the reader's columns (:mod:`perfreport.read.columns`, filled by
+:mod:`perfreport.read.kineto`): nesting is one numpy ``lexsort`` plus one tight loop, linking
+is ``searchsorted`` on correlation ids, and :class:`Op` / :class:`GpuEvent` records are made
+only for what the report needs.
 
 Before anything else, repeated events (the same event recorded twice) are dropped
 (:mod:`perfreport.tree.dedup`, with a warning), and a cpu_op nested directly in a cpu_op of

@@ -1,0 +1,93 @@
+"""Kineto trace events as msgspec decodes them, and the category codes of the columns.
+
+:class:`Ev` is one ``traceEvents`` element with its ``args`` left as raw bytes; the ``*Args``
+structs decode only the ``args`` keys the reader needs for each kind of event (GPU events,
+runtime/driver calls, and the usual cpu_op keys for the interning fast path of
+:class:`~perfreport.read.kineto.Collector`). ``CATS`` gives each kept category its small
+integer code in the ``cat`` column.
+"""
+from __future__ import annotations
+
+import msgspec
+
+from perfreport.events import (CPU_OP, DRIVER, KERNEL, MEMCPY, MEMSET, PYTHON, RUNTIME,
+                               USER_ANNOTATION)
+
+Id = int | str
+
+
+class Ev(msgspec.Struct, array_like=False, gc=False):
+    """One trace event; unknown keys are ignored, ``args`` stays raw until needed."""
+    ph: str = ""
+    cat: str = ""
+    name: str = ""
+    pid: Id = 0
+    tid: Id = 0
+    ts: float | None = None
+    dur: float | None = None
+    id: Id | None = None
+    args: msgspec.Raw = msgspec.Raw()
+
+
+class GpuArgs(msgspec.Struct, gc=False):
+    correlation: int | None = None
+    stream: Id | None = None
+    device: int | None = None
+    ext: int | None = msgspec.field(default=None, name="External id")
+    nbytes: int | None = msgspec.field(default=None, name="bytes")
+    # NCCL/RCCL kernels carry their collective's fields (Kineto copies them from the
+    # record_param_comms op): only their presence is decoded here, see Collector.gpu_comm
+    coll: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Collective name")
+
+
+class RtArgs(msgspec.Struct, gc=False):
+    correlation: int | None = None
+    ext: int | None = msgspec.field(default=None, name="External id")
+
+
+_R = msgspec.Raw
+
+
+class OpArgs(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """The usual ``args`` of a cpu_op / user_annotation, for the interning fast path.
+
+    Volatile ids are decoded (or skipped); the other known keys stay raw bytes and form the
+    interning key. Any other key makes decoding fail and the slow path handles the event.
+    """
+    ext: object = msgspec.field(default=None, name="External id")
+    seq: object = msgspec.field(default=None, name="Sequence number")
+    rf: _R = msgspec.field(default=_R(), name="Record function id")
+    ev: _R = msgspec.field(default=_R(), name="Ev Idx")
+    fin: _R = msgspec.field(default=_R(), name="finished")
+    ci: _R = msgspec.field(default=_R(), name="Concrete Inputs")
+    it: _R = msgspec.field(default=_R(), name="Input type")
+    ist: _R = msgspec.field(default=_R(), name="Input Strides")
+    idm: _R = msgspec.field(default=_R(), name="Input Dims")
+    fwd: _R = msgspec.field(default=_R(), name="Fwd thread id")
+
+
+EVENT_DECODER = msgspec.json.Decoder(list[Ev])
+decode_gpu_args = msgspec.json.Decoder(GpuArgs).decode
+decode_rt_args = msgspec.json.Decoder(RtArgs).decode
+decode_op_args = msgspec.json.Decoder(OpArgs).decode
+decode_any = msgspec.json.decode
+encode = msgspec.json.encode
+
+# args keys that differ between otherwise identical ops; kept out of the interned dict
+VOLATILE = ("External id", "Ev Idx", "Record function id", "Sequence number",
+             "finished", "Python parent id", "Python id")
+
+SHAPE_KEYS = ("Input Dims", "Input type", "Input Strides", "Concrete Inputs")
+NOT_A_LIST = "record_shapes fields (Input Dims, ...) that were not lists wrapped in one"
+
+# category codes (the ``cat`` column); the first four are the launch/op kinds used by the tree
+CATS = (CPU_OP, USER_ANNOTATION, RUNTIME, DRIVER, PYTHON, KERNEL, MEMCPY, MEMSET)
+C_CPU_OP, C_USER_ANNOTATION, C_RUNTIME, C_DRIVER, C_PYTHON, C_KERNEL, C_MEMCPY, C_MEMSET = range(8)
+CAT_CODE = {c: i for i, c in enumerate(CATS)}
+CPU_CATS = {CPU_OP, USER_ANNOTATION, RUNTIME, DRIVER}
+GPU_CATS = {KERNEL, MEMCPY, MEMSET}
+
+
+__all__ = ["Ev", "GpuArgs", "RtArgs", "OpArgs", "EVENT_DECODER", "CATS", "CPU_CATS", "GPU_CATS",
+           "NOT_A_LIST", "C_CPU_OP", "C_USER_ANNOTATION", "C_RUNTIME", "C_DRIVER", "C_PYTHON",
+           "C_KERNEL", "C_MEMCPY", "C_MEMSET"]
