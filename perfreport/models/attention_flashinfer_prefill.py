@@ -261,7 +261,8 @@ class FlashInferRaggedPrefill(PerfModel):
             "bytes_KV": n_kv * self.H_KV * (self.d_h_qk + self.d_h_v) * self.bpe_KV,
         }
         if self.window:
-            p["sliding_window"] = self.window
+            p["sliding_window"] = (self.window if self.causal
+                                   else f"{self.window} (not applied: non-causal)")
         if self.uri:
             p["backend"] = self.uri["backend"]
         return p

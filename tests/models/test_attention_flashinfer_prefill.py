@@ -144,3 +144,16 @@ def test_paged_non_causal_is_the_prefix_pass():
     # other bound: every key, every pair: 562 keys, 53,700 pairs
     assert (a.bytes_max, a.flops_max) == (3_608_576, 16_384 * 53_700)
     assert "prefix" in m.params()["lengths"]
+
+
+def test_paged_hnd_layout_code():
+    # layout code 1: HND caches [pages, H_KV, page, D] = [100, 8, 16, 128]
+    name = URI.format(kv="e4m3", d=128, swa=False) + "::paged_run"
+    cache = [100, 8, 16, 128]
+    dims = [[1024], [1024], [8], [150, 32, 128], cache, cache, [3], [3], [36], [2],
+            [150, 32, 128], [], [], [], [], []]
+    types = ["unsigned char"] * 2 + ["long int", BF16, E4M3, E4M3] + [I32] * 4 + [BF16, ""] + [
+        "Scalar"] * 4
+    m = _op(name, dims, types, [""] * 12 + ["1", "1", "-1", "False"])
+    assert (m.H_KV, m.page, m.kv_layout) == (8, 16, "HND")
+    assert (m.flops(), m.bytes()) == (777_420_800, 3_608_576)   # the NHD figures above

@@ -102,3 +102,12 @@ def test_no_annotation_block_table_bounds():
     assert "262144" in a.text and m.flops() == 2 * 128 * 1088 * 262_144
     assert bounds(m, m.flops(), m.bytes()) == (
         2 * 128 * 1088 * 32, m.flops(), NEW + 32 * 1152, NEW + 262_144 * 1152)
+
+
+def test_aug_2025_descale_form():
+    # Apr - Aug 2025 fork: (q, kcache, head_size_v, ..., num_splits, descale_q, descale_k):
+    # positions 9/10 are [b] tensors, not is_fp8/indices; FP8 e4m3 cache of 576 per token
+    m = _op("_flashmla_C::fwd_kvcache_mla", [32, 1, 128, 576], [8192, 64, 1, 576],
+            kv_t=E4M3, tail=[[32], [32]])
+    assert not m.fp8_with_scale and m.topk is None
+    assert m.bytes() == NEW + 131_072 * 576 == 84_410_368
