@@ -38,7 +38,9 @@ bottom-right causal count is sq_i·sk_i − sq_i²/2 and the sum is P = sqsk −
 groups); not causal P = sqsk; a window caps P at total_q·(left + 1 + max(right, 0)).
 FLOPs = 2·H_Q·P·(d_qk + d_v) (backward 2.5×). Otherwise every sequence is taken to have the
 mean length (N_Q = total_q / B, N_KV = total_k / B), an ESTIMATE the row marks
-(``lengths: mean``).
+(``lengths: mean``) and carries as an :class:`Assumption`: the (q, k) pairs over every split the
+recorded totals and ``max_seqlen_q`` / ``max_seqlen_k`` allow (derivation in
+models/varlen_bounds.py; FLOPs only, the bytes are exact).
 Signatures: PyTorch native_functions.yaml (checked against torch 2.13 schemas);
 flash_attn/flash_attn_interface.py (flash-attn 2.6+ ``torch.library`` custom ops).
 """
@@ -48,8 +50,9 @@ from dataclasses import dataclass
 
 from perfreport.errors import ModelError
 from perfreport.models.args import arg_bool, arg_float, arg_int, tensor, tensor_opt
-from perfreport.models.base import PerfModel
+from perfreport.models.base import Assumption, PerfModel
 from perfreport.models.dtypes import bytes_per_element, precision_of
+from perfreport.models.varlen_bounds import pair_bounds
 from perfreport.stats.chunks import chunk_stats
 
 
@@ -68,6 +71,7 @@ class Layout:
     win_right: int | None = None
     d_out: int | None = None        # backward: grad of output
     out: int | None = None          # backward: forward output
+    max_q: int | None = None        # varlen: max_seqlen_q (int), max_seqlen_k at max_q + 1
 
 
 def causal_pairs(n_q: float, n_kv: float, align: str) -> float:
@@ -97,6 +101,10 @@ class AttentionFwd(PerfModel):
                 raise ModelError(f"{op.name}: empty cu_seqlens")
             (tq, self.H_Q, self.d_qk), (tk, self.H_KV, _), (_, _, self.d_v) = q.shape, k.shape, v.shape
             self.N_Q, self.N_KV = tq / self.B, tk / self.B
+            self.total_q, self.total_k = tq, tk
+            mq = s.max_q
+            self.max_q = arg_int(op, mq, None) if mq is not None else None
+            self.max_k = arg_int(op, mq + 1, None) if mq is not None else None
         else:
             if not (len(q.shape) == len(k.shape) == len(v.shape) == 4):
                 raise ModelError(f"{op.name}: expects 4-d query/key/value ({s.layout})")
@@ -154,6 +162,29 @@ class AttentionFwd(PerfModel):
     def precision(self) -> str:
         return precision_of(self.q.dtype)
 
+    def _pairs_flops(self, pairs: float) -> float:
+        """FLOPs of a batch with ``pairs`` (q, k) pairs in all (backward: 2.5x)."""
+        return 2.0 * self.H_Q * pairs * (self.d_qk + self.d_v) * (2.5 if self.backward else 1.0)
+
+    def assumptions(self) -> list[Assumption]:
+        """Varlen on mean lengths: the per-sequence split is unknown (models/varlen_bounds.py)."""
+        if not self.varlen or getattr(self, "chunk_pairs", None) is not None:
+            return []
+        point = self.B * self.pairs()
+        lo, hi = pair_bounds(self.B, self.total_q, self.total_k, self.max_q, self.max_k,
+                             self.causal, self.align)
+        if self.window is not None:
+            wl, wr = self.window
+            lo, hi = min(lo, self.total_q), min(hi, self.total_q * (wl + 1 + max(wr, 0)))
+        lo, hi = min(lo, point), max(hi, point)
+        nb = self.bytes()
+        mx = "/".join("?" if m is None else str(m) for m in (self.max_q, self.max_k))
+        return [Assumption(
+            f"sequence lengths: mean {self.N_Q:g} query / {self.N_KV:g} key tokens over "
+            f"{self.B} sequences (total {self.total_q} / {self.total_k}, max_seqlen {mx}); the "
+            f"split is not recorded: {point:g} (q, k) pairs, bounds {lo:g} … {hi:g}",
+            nb, nb, self._pairs_flops(lo), self._pairs_flops(hi))]
+
 
 class AttentionBwd(AttentionFwd):
     category = "SDPA_bwd"
@@ -190,12 +221,12 @@ class SdpaOverrideable(AttentionFwd):
 
 class FlashAttentionForward(AttentionFwd):
     """aten::_flash_attention_forward(q, k, v, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal, return_debug_mask, scale, window_size_left, window_size_right, ...)"""
-    spec = Layout("BNHD", dropout=7, causal=8, cu_q=3, win_left=11, win_right=12)
+    spec = Layout("BNHD", dropout=7, causal=8, cu_q=3, win_left=11, win_right=12, max_q=5)
 
 
 class EfficientAttentionForward(AttentionFwd):
     """aten::_efficient_attention_forward(q, k, v, bias, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p, custom_mask_type, ...)"""
-    spec = Layout("BNHD", dropout=8, mask_type=9, cu_q=4)
+    spec = Layout("BNHD", dropout=8, mask_type=9, cu_q=4, max_q=6)
 
 
 class FlashAttnForward(AttentionFwd):
@@ -242,7 +273,7 @@ class _OnChunkStats:
 class FlashAttnVarlenForward(_OnChunkStats, AttentionFwd):
     """flash_attn::_flash_attn_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale, causal, window_size_left, window_size_right, ...)"""
     spec = Layout("THD", dropout=7, causal=9, cu_q=3, win_left=10, win_right=11,
-                  align="bottom_right")
+                  align="bottom_right", max_q=5)
 
 
 # ---- backward ops ------------------------------------------------------------------
@@ -264,12 +295,13 @@ class SdpaCudnnBackward(AttentionBwd):
 class FlashAttentionBackward(AttentionBwd):
     """aten::_flash_attention_backward(grad_out, q, k, v, out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal, rng_state, unused, scale, window_size_left, window_size_right)"""
     spec = Layout("BNHD", q=1, k=2, v=3, d_out=0, out=4, cu_q=6, dropout=10, causal=11,
-                  win_left=15, win_right=16)
+                  win_left=15, win_right=16, max_q=8)
 
 
 class EfficientAttentionBackward(AttentionBwd):
     """aten::_efficient_attention_backward(grad_out_, q, k, v, bias, out, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, logsumexp, dropout_p, philox_seed, philox_offset, custom_mask_type, ...)"""
-    spec = Layout("BNHD", q=1, k=2, v=3, d_out=0, out=5, cu_q=6, dropout=11, mask_type=14)
+    spec = Layout("BNHD", q=1, k=2, v=3, d_out=0, out=5, cu_q=6, dropout=11, mask_type=14,
+                  max_q=8)
 
 
 class FlashAttnBackward(AttentionBwd):
@@ -281,7 +313,7 @@ class FlashAttnBackward(AttentionBwd):
 class FlashAttnVarlenBackward(_OnChunkStats, AttentionBwd):
     """flash_attn::_flash_attn_varlen_backward(dout, q, k, v, out, softmax_lse, dq, dk, dv, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale, causal, window_size_left, window_size_right, ...)"""
     spec = Layout("THD", q=1, k=2, v=3, d_out=0, out=4, cu_q=9, dropout=13, causal=15,
-                  win_left=16, win_right=17, align="bottom_right")
+                  win_left=16, win_right=17, align="bottom_right", max_q=11)
 
 
-__all__ = [n for n in dir() if n[:1].isupper() and n not in ("ModelError", "PerfModel")]
+__all__ = [n for n in dir() if n[:1].isupper() and n not in ("ModelError", "PerfModel", "Assumption")]
