@@ -3,7 +3,8 @@
 Exit codes: 0 success; 1 internal error or a failed check; 2 bad input or arguments
 (one line on stderr, no traceback); 3 report written but incomplete: the trace has no GPU
 events (only CPU-side sheets have numbers), or ``--min-coverage PCT`` was given and the
-modelled share of the GPU time (the coverage statement) is below PCT.
+modelled share of the GPU time (the coverage statement) is below PCT (with several traces:
+any rank's share, or the total).
 """
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def analyze(
     html: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Also write the HTML report (roofline chart, GPU timeline, sortable top rows; one offline file)"),
     with_html: bool = typer.Option(False, "--with-html", help="Also write the HTML report beside the workbook (<workbook stem>.html) [default: off]"),
     audit: bool = typer.Option(False, "--audit", help="Print the self-audit to stdout: coverage statement, then flagged rows by GPU time affected"),
-    min_coverage: Optional[float] = typer.Option(None, "--min-coverage", metavar="PCT", help="Exit 3 (report still written) when under PCT % of the GPU time is modelled"),
+    min_coverage: Optional[float] = typer.Option(None, "--min-coverage", metavar="PCT", help="Exit 3 (report still written) when under PCT % of the GPU time is modelled; with several traces, when any rank or the total is"),
 ):
     """Analyze a trace: GPU timeline, op and kernel summaries, rooflines -> Excel/CSV/stdout.
     Several traces (one per rank): a merged report with ops, GPU timeline and collectives by rank."""
