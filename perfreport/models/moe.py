@@ -304,7 +304,7 @@ class FusedExperts(FusedMoE):
             raise ModelError(f"{op.name}: topk_ids {list(ti.shape)} is not [T, k]")
         self.k = ti.shape[1]
         E = w1.shape[0] if w1.shape else 0
-        emap = ep.expert_map_arg(op)
+        emap = ep.expert_map_arg(op, E)
         extra, once = later_tensors(op, E, 5, skip=emap[0] if emap else None)
         self.experts = solve_experts(op, self.x.shape[-1], w1, w2, extra)
         self.io = [self.x, tw, ti] + once + ([emap[1]] if emap else [])

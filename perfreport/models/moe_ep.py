@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from math import comb
 
-from perfreport.models.args import Tensor, nargs, tensor_opt
+from perfreport.models.args import Tensor, concrete, nargs, tensor_opt
 
 
 def expected_assignments(T: int, k: int, e_local: int, e_global: int) -> float:
@@ -84,14 +84,28 @@ def distinct_local_bounds(T: int, k: int, e_local: int, e_global: int) -> tuple[
 _INT_TYPES = ("int", "long int", "short int", "unsigned char", "signed char", "bool")
 
 
-def expert_map_arg(op, start: int = 5) -> "tuple[int, Tensor] | None":
-    """The first 1-d integer tensor argument from ``start`` on, with its position: vLLM's
-    ``expert_map`` ([E_g] int32, global -> local id or -1; ``global_num_experts`` is the int
-    just before it) or aiter's ``expert_mask`` ([E_g], 1 = local). No other argument of these
-    signatures is a 1-d integer tensor (models/moe_ep.py cites them)."""
-    for i in range(start, nargs(op)):
-        t = tensor_opt(op, i)
-        if t is not None and len(t.shape) == 1 and t.dtype in _INT_TYPES:
+AITER_MASK_POS = 5      # aiter fused_moe_(hidden_states, w1, w2, topk_weight, topk_ids, expert_mask, ...)
+
+
+def expert_map_arg(op, e_local: int) -> "tuple[int, Tensor] | None":
+    """(position, tensor) of the argument that gives the global expert count, or None:
+
+    * aiter ``fused_moe_`` / vLLM ``rocm_aiter_fused_moe``: ``expert_mask`` at position 5,
+      [E_g] integer, 1 = local (a later ``num_local_tokens`` [1] is also a 1-d int tensor, so
+      only this position is read);
+    * vLLM ``fused_experts``: ``expert_map`` [E_g] int32 (global -> local id or -1), the first
+      1-d integer tensor after ``topk_ids`` whose preceding argument is the recorded int
+      ``global_num_experts`` (its position moved between vLLM versions; the pair did not).
+
+    A tensor shorter than the local count is not a map of the global experts: ignored."""
+    if "aiter" in op.name:
+        t = tensor_opt(op, AITER_MASK_POS)
+        cand = [(AITER_MASK_POS, t)] if t is not None else []
+    else:
+        cand = [(i, tensor_opt(op, i)) for i in range(6, nargs(op))
+                if concrete(op, i - 1).lstrip("-").isdigit()]
+    for i, t in cand:
+        if t is not None and len(t.shape) == 1 and t.dtype in _INT_TYPES and t.shape[0] >= e_local:
             return i, t
     return None
 

@@ -140,3 +140,31 @@ def test_analyze_row_has_roofline_and_its_range():
     assert r["roofline time max (µs)"] == pytest.approx(hi)
     assert lo < r["roofline time (µs)"] < hi
     assert r["flags"].count("assumption:") == 2 and "expert parallelism, 2 of 8" in r["flags"]
+
+
+def _fake(name, dims, types, concrete):
+    from types import SimpleNamespace
+    return SimpleNamespace(name=name, perf_meta={}, args={
+        "Input Dims": dims, "Input type": types, "Concrete Inputs": concrete})
+
+
+HEAD5 = ([[6, 64], [2, 192, 64], [2, 64, 96], [6, 2], [6, 2]],
+         ["c10::BFloat16"] * 3 + ["float", "int"])
+
+
+def test_only_the_map_arguments_give_the_global_count():
+    from perfreport.models import moe_ep
+    # aiter: expert_mask None, num_local_tokens [1] int32 at 14 -> no EP
+    dims = HEAD5[0] + [[]] * 9 + [[1]]
+    types = HEAD5[1] + [""] * 9 + ["int"]
+    op = _fake("aiter::fused_moe_", dims, types, [""] * 15)
+    assert moe_ep.expert_map_arg(op, 2) is None and not FusedExperts(op).ep
+    # vLLM: a 1-d int tensor right after the int global_num_experts is the map ...
+    dims = HEAD5[0] + [[]] * 8 + [[8]]
+    types = HEAD5[1] + [""] + ["Scalar"] * 7 + ["int"]
+    ci = [""] * 6 + ["False"] * 6 + ["8", ""]
+    assert moe_ep.expert_map_arg(_fake("vllm::outplace_fused_experts", dims, types, ci), 2)[0] == 13
+    # ... but not without that int before it, nor when shorter than the local count
+    ci_none = [""] * 6 + ["False"] * 6 + ["", ""]
+    assert moe_ep.expert_map_arg(_fake("vllm::outplace_fused_experts", dims, types, ci_none), 2) is None
+    assert moe_ep.expert_map_arg(_fake("vllm::outplace_fused_experts", dims, types, ci), 9) is None
