@@ -10,7 +10,7 @@ paths scale and convert each element). Vector units at the new tokens' precision
 The tensors are told apart by shape, so each signature needs no positions:
 the slot mapping is the 1-d integer tensor (length T), the new-token tensors are the
 floating tensors whose first dimension is T, the caches are the remaining tensors of
-three or more dimensions; 0-d/1-d floating tensors are scales.
+two or more dimensions; 0-d/1-d floating tensors are scales.
 
 Signatures (positional, as traces record them):
 * ``_C_cache_ops::reshape_and_cache(key[T,Hkv,D], value[T,Hkv,D], key_cache[blocks,Hkv,D/x,
@@ -19,7 +19,11 @@ Signatures (positional, as traces record them):
   slot_mapping, kv_cache_dtype, k_scale, v_scale)`` (vLLM csrc/torch_bindings.cpp);
 * ``_C_cache_ops::concat_and_cache_mla(kv_c[T,L], k_pe[T,R], kv_cache[blocks,page,L+R],
   slot_mapping, kv_cache_dtype, scale)`` (vLLM, MLA latent cache);
-* ``sglang::store_cache`` (SGLang's KV store: caches, new K/V and the location indices).
+* ``sglang::store_cache(k[T,H*D], v[T,H*D], k_cache[slots,H*D], v_cache[slots,H*D],
+  indices[T], *, row_bytes, num_split, size_limit)``: SGLang python/sglang/jit_kernel/kvcache.py,
+  a python function registered by ``register_custom_op`` (python/sglang/srt/utils/custom_op.py)
+  into ``torch.ops.sglang`` under its function name, so traces record ``sglang::store_cache``
+  with 8 inputs (the 3 keyword ints as Concrete Inputs); its JIT kernel is ``store_kvcache``.
 """
 from __future__ import annotations
 
@@ -44,10 +48,10 @@ class KVCacheWrite(PerfModel):
         self.slots = slots[0]
         self.T = self.slots.shape[0]
         rest = [t for t in ts if t is not self.slots]
-        big = [t for t in rest if len(t.shape) >= 3]
         self.new: list[Tensor] = [t for t in rest if t.shape and t.shape[0] == self.T
                                   and is_floating(t.dtype) and len(t.shape) <= 3]
-        self.caches = [t for t in big if all(t is not n for n in self.new)]
+        # paged caches are 3-5-d; SGLang's are 2-d rows [slots, H*D]: 2+ dims, not new tokens
+        self.caches = [t for t in rest if len(t.shape) >= 2 and all(t is not n for n in self.new)]
         if not self.new or not self.caches:
             raise ModelError(f"{op.name}: cannot tell new tokens from caches in "
                              f"{[list(t.shape) for t in ts]}")

@@ -6,21 +6,22 @@ the graph was captured, holds the ops (with shapes) and one runtime launch call 
 node, but no kernels for them (capture does not run them).
 
 Matching rule (vLLM decode example: 421/421, every kernel name equal):
-* the capture region is a ``user_annotation`` ``capture_<bs>_<mode>`` (named by
-  ``execution_details.json``, else chosen by node count; a capture file holding several
-  batch sizes with the same node count: the region whose batch size equals the tokens of the
-  replay's iteration annotation, see :func:`step_tokens`);
-* its graph nodes are the kernel/memcpy/memset calls between ``*StreamBeginCapture`` and
-  ``*StreamEndCapture`` inside it, by time, minus calls owning GPU events in the capture
-  trace (they ran eagerly). Example: 428 launches = 421 nodes + 6 before BeginCapture +
-  1 after EndCapture (warm-up fills, a gather), all 7 with their own kernels;
+* the capture regions are found by :mod:`perfreport.tree.capture_regions` in vLLM's layout
+  (a ``user_annotation`` ``capture_<bs>_<mode>`` per batch size) or SGLang's (one region per
+  ``*StreamBeginCapture``..``*StreamEndCapture`` pair, batch size from the input shapes of
+  the ops that launch its nodes); a replay takes the region of the tokens of its iteration annotation
+  (:func:`step_tokens`), padded up to the next captured size, else the one with its node count;
+* a region's graph nodes are its kernel/memcpy/memset calls between BeginCapture and
+  EndCapture, by time, minus calls owning GPU events in the capture trace (they ran
+  eagerly). vLLM example: 428 launches = 421 nodes + 6 before BeginCapture + 1 after
+  EndCapture (warm-up fills, a gather), all 7 with their own kernels;
 * a launch's replay events, by start time, are aligned with the nodes: by (kind, kernel
   name) when the capture records names (ROCm ``args.kernel``), disagreements reported and
   left on the launch; without names only equal counts and kinds are paired (unverified).
 
 Each matched launch gets its own copy of the capture ops (uids continue after the existing
-ones), their CPU ``ts``/``dur`` mapped *affinely* onto the launch's ``[ts, end]`` (the
-region spans tens of ms): nesting is kept and every merged op lies inside any annotation
+ones), their CPU ``ts``/``dur`` mapped *affinely* from the region's time range onto the
+launch's ``[ts, end]`` (the region spans tens of ms): nesting is kept and every merged op lies inside any annotation
 holding the launch (passes match by time containment). Their CPU times are synthetic;
 ``args`` (shapes) are the capture's.
 """
@@ -31,35 +32,22 @@ import re
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
-from typing import NamedTuple
 
 import msgspec
 
 from perfreport.errors import BadInput
-from perfreport.events import DRIVER, KERNEL, MEMCPY, MEMSET, RUNTIME, USER_ANNOTATION, GpuEvent, Op
+from perfreport.events import KERNEL, USER_ANNOTATION, GpuEvent, Op
 from perfreport.read import read_trace
 from perfreport.read.source import Source
 from perfreport.read.splitter import Split, iter_batches
 from perfreport.stats.iteration_formats import parse_iteration
+from perfreport.tree.capture_regions import (_KERNEL_CALL, LAUNCH, Region, find_regions,
+                                             node_kind, pick_region, region_batch_size)
 from perfreport.tree.build import build_tree
 from perfreport.tree.trace_tree import TraceTree
 
-LAUNCH = (RUNTIME, DRIVER)
 GRAPH_LAUNCH = re.compile(r"(hip|cuda|cu)GraphLaunch")
-_KERNEL_CALL = re.compile(r"(hip|cuda|cu)(Ext)?(Module)?(Drv)?Launch(Cooperative)?Kernel")
-_MEMCPY_CALL = re.compile(r"(hip|cuda|cu)Memcpy\w*Async")
-_MEMSET_CALL = re.compile(r"(hip|cuda|cu)Memset\w*Async")
-_BEGIN = re.compile(r"(hip|cuda|cu)StreamBeginCapture")
-_END = re.compile(r"(hip|cuda|cu)StreamEndCapture")
 _EPS = 1e-3
-
-
-def node_kind(name: str) -> str | None:
-    """The GPU event category a runtime call creates as a graph node, or None."""
-    for rx, kind in ((_KERNEL_CALL, KERNEL), (_MEMCPY_CALL, MEMCPY), (_MEMSET_CALL, MEMSET)):
-        if rx.match(name):
-            return kind
-    return None
 
 
 @dataclass
@@ -69,6 +57,7 @@ class LaunchMatch:
     ts: float
     events: int
     region: str | None = None
+    choice: str = ""          # how the region was chosen (batch size, padding, node count)
     nodes: int = 0
     matched: int = 0
     names_verified: bool = False
@@ -79,6 +68,7 @@ class LaunchMatch:
 @dataclass
 class GraphMergeReport:
     launches: list[LaunchMatch] = field(default_factory=list)
+    layout: str | None = None                              # "vLLM" or "SGLang"
     regions: list[str] = field(default_factory=list)
     excluded: dict[str, int] = field(default_factory=dict)   # capture launches not graph nodes
     ops_added: int = 0
@@ -95,66 +85,19 @@ class GraphMergeReport:
              f"{self.ops_attributed} ops from {names}")
         if self.unmatched:
             s += f" ({self.unmatched} left on the graph launch)"
-        return s
+        return s + f" ({self.layout} capture layout)"
 
     def lines(self) -> list[str]:
         out = [self.summary()]
         for l in self.launches:
             v = "names verified" if l.names_verified else "names NOT verified"
             out.append(f"  {l.launch} @ {l.ts:.3f}: {l.matched}/{l.events} events, "
-                       f"{l.nodes} capture nodes in {l.region}, {v}, CPU time x{l.scale:.3g}")
+                       f"{l.nodes} capture nodes in {l.region}"
+                       + (f" ({l.choice})" if l.choice else "") + f", {v}, CPU time x{l.scale:.3g}")
             out += [f"    {p}" for p in l.problems]
         out += [f"  capture launches that are no graph node: {n} ({why})"
                 for why, n in self.excluded.items()]
         return out + [f"  note: {n}" for n in self.notes]
-
-
-class _Region(NamedTuple):
-    ann: Op            # the capture annotation
-    nodes: list[Op]    # graph-node launch calls, by time
-    ops: list[Op]      # every CPU event inside the annotation
-
-
-def _regions(ct: TraceTree, annotation: str | None, excluded: dict) -> list[_Region]:
-    anns = [o for o in ct.ops if o.cat == USER_ANNOTATION]
-    begins = [o for o in ct.ops if o.cat in LAUNCH and _BEGIN.match(o.name)]
-    ends = [o for o in ct.ops if o.cat in LAUNCH and _END.match(o.name)]
-    if annotation is not None:
-        anns = [a for a in anns if a.name == annotation]
-    else:
-        anns = ([a for a in anns if any(a.ts <= b.ts <= a.end for b in begins)]
-                or [a for a in anns if a.name.startswith("capture_")])
-    calls = [o for o in ct.ops if o.cat in LAUNCH and node_kind(o.name)]
-    out = []
-    for a in anns:
-        lo, hi = a.ts - _EPS, a.end + _EPS
-        windows = []
-        for b in (b for b in begins if lo <= b.ts <= hi and b.pid == a.pid):
-            e = next((e for e in ends if e.ts >= b.ts and e.pid == a.pid and e.tid == b.tid), None)
-            windows.append((b.ts, e.end if e is not None else hi))
-        nodes = []
-        for c in (c for c in calls if lo <= c.ts <= hi and c.pid == a.pid):
-            if windows and not any(w0 <= c.ts <= w1 for w0, w1 in windows):
-                why = "outside StreamBeginCapture..StreamEndCapture"
-            elif c.kernels:
-                why = "ran during capture (own GPU events in the capture trace)"
-            else:
-                nodes.append(c)
-                continue
-            excluded[why] = excluded.get(why, 0) + 1
-        ops = [o for o in ct.ops if lo <= o.ts and o.end <= hi and o.pid == a.pid]
-        out.append(_Region(a, sorted(nodes, key=lambda o: o.ts), ops))
-    return out
-
-
-_REGION_BS = re.compile(r"capture_(\d+)|\bbs[=_ ]?(\d+)")
-
-
-def region_batch_size(name: str) -> int | None:
-    """The batch size a capture region is named for: vLLM ``capture_<bs>_<mode>``, or a
-    ``bs=<n>`` / ``bs_<n>`` part; None when the name has none."""
-    m = _REGION_BS.search(name)
-    return int(m.group(1) or m.group(2)) if m else None
 
 
 def step_tokens(tree: TraceTree, launch: Op) -> int | None:
@@ -197,10 +140,10 @@ def _align(nodes: list[Op], events: list[GpuEvent], names: dict, m: LaunchMatch)
     return [(k.a + i, k.b + i) for k in sm.get_matching_blocks() for i in range(k.size)]
 
 
-def _clone(region: _Region, launch: Op, uid0: int):
-    a = region.ann
-    scale = launch.dur / a.dur if a.dur > 0 else 0.0
-    base, t0 = launch.ts, a.ts
+def _clone(region: Region, launch: Op, uid0: int):
+    span = region.t1 - region.t0
+    scale = launch.dur / span if span > 0 else 0.0
+    base, t0 = launch.ts, region.t0
     copies = {id(o): Op(uid0 + i, o.name, o.cat, o.pid, o.tid, base + (o.ts - t0) * scale,
                         o.dur * scale, o._args, o.correlation, o.ext_id, o.seq)
               for i, o in enumerate(region.ops)}
@@ -235,10 +178,12 @@ def merge_graph_capture(tree: TraceTree, capture_tree: TraceTree, *,
     Call before :func:`perfreport.passes.run_passes`. Unmatched events stay on the launch.
     """
     rep = GraphMergeReport()
-    regions = _regions(capture_tree, annotation, rep.excluded)
-    if annotation is not None and not regions:
+    found = find_regions(capture_tree, annotation)
+    if annotation is not None and not found.regions:
         raise BadInput(capture_tree.source, f"no user_annotation {annotation!r} in the capture")
-    rep.regions = [r.ann.name for r in regions]
+    regions = found.regions
+    rep.layout, rep.excluded, rep.notes = found.layout, found.excluded, list(found.notes)
+    rep.regions = [r.name for r in regions]
     names = getattr(capture_tree, "launch_kernel_names", None) or {}
     graph = [o for o in tree.ops if o.cat in LAUNCH and o.kernels and GRAPH_LAUNCH.match(o.name)]
     graph.sort(key=lambda o: o.ts)
@@ -253,21 +198,10 @@ def merge_graph_capture(tree: TraceTree, capture_tree: TraceTree, *,
         owner = events[0].owner
         m = LaunchMatch(launch.name, launch.ts, len(events))
         rep.launches.append(m)
-        fit = [r for r in regions if len(r.nodes) == len(events)]
-        if len(fit) > 1:                 # several batch sizes with the same node count
-            bs = step_tokens(tree, launch)
-            same = [r for r in fit if region_batch_size(r.ann.name) == bs]
-            if bs is not None and same:
-                fit = same
-        region = fit[0] if fit else (regions[0] if len(regions) == 1 else None)
+        region, m.choice, m.problems = pick_region(regions, len(events), step_tokens(tree, launch))
         if region is None:
-            m.problems.append(f"no capture region with {len(events)} nodes (have "
-                              f"{[(r.ann.name, len(r.nodes)) for r in regions]})")
             continue
-        m.region, m.nodes = region.ann.name, len(region.nodes)
-        if len(fit) > 1:
-            m.problems.append(f"{len(fit)} capture regions have {len(events)} nodes: used the "
-                              f"first ({region.ann.name} @ {region.ann.ts:.3f})")
+        m.region, m.nodes = region.name, len(region.nodes)
         pairs = _align(region.nodes, events, names, m)
         if not pairs:
             continue
@@ -328,6 +262,12 @@ def _launch_kernel_names(path: str) -> dict[int, str]:
 
 
 def _from_details(d: Path, annotation: str | None) -> tuple[Path, str | None]:
+    if not (d / "execution_details.json").exists():      # SGLang: a folder with one trace
+        files = sorted(f for f in d.iterdir() if f.name.endswith((".json", ".json.gz")))
+        if len(files) == 1:
+            return files[0], annotation
+        raise BadInput(str(d), f"no execution_details.json and {len(files)} trace files: "
+                       "name the capture file")
     try:
         details = json.loads((d / "execution_details.json").read_text())
         entries = [(e["file"], f"capture_{e['batch_size']}_{e['mode']}") for e in details]
@@ -361,6 +301,10 @@ def load_capture(path_or_dir, annotation: str | None = None) -> tuple[TraceTree,
         annotation = caps[0]
     if annotation is not None and not tree.has_op(annotation):
         raise BadInput(str(p), f"no user_annotation {annotation!r} in the capture trace")
+    if annotation is None and find_regions(tree).layout is None:
+        raise BadInput(str(p), "matches no capture layout: neither a user_annotation "
+                       "capture_<bs>_<mode> (vLLM) nor a hip/cudaStreamBeginCapture.."
+                       "EndCapture pair (SGLang); record the trace while the graphs are captured")
     return tree, annotation
 
 

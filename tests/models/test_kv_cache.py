@@ -47,3 +47,23 @@ def test_vllm_decode_capture_row():
     # key/value [32, 8, 64] bf16: 2·32·8·64 = 32768 elements, read 65536 B + written 65536 B
     # (bf16 cache [224304, 32, 8, 64]) + slot mapping 32·8 = 256 + two 0-d float scales 8
     assert m.bytes() == 65536 + 65536 + 256 + 8
+
+
+def test_sglang_store_cache_real_signature_2d_cache_rows():
+    """SGLang python/sglang/jit_kernel/kvcache.py: ``store_cache(k, v, k_cache, v_cache,
+    indices, *, row_bytes, num_split, size_limit)`` registered by ``register_custom_op``
+    (python/sglang/srt/utils/custom_op.py) into ``torch.ops.sglang`` under the function's
+    name, so the profiler records ``sglang::store_cache`` with 8 inputs; the caches are
+    2-d rows ``[slots, H*D]``. Stand-in with that schema: scripts/capture_graph_fixtures.py."""
+    from perfreport.models.registry import model_for
+    tree = load_tree(str(FIX / "sglang_tiny_capture" / "capture.json.gz"))
+    ops = [o for o in tree.ops_named("sglang::store_cache") if o.args["Input Dims"][0][0] == 4]
+    assert len(ops) == 2 * 3                      # 2 layers x (2 warm-ups + the capture) at bs 4
+    op = ops[0]
+    assert op.args["Input Dims"] == [[4, 32], [4, 32], [64, 32], [64, 32], [4], [], [], []]
+    assert op.args["Concrete Inputs"][5:] == ["64", "0", "64"]   # row_bytes, num_split, size_limit
+    assert model_for("sglang::store_cache") is KVCacheWrite
+    m = KVCacheWrite(op)
+    assert isinstance(m, KVCacheWrite) and m.T == 4 and len(m.caches) == 2
+    # k, v [4, 32] bf16 = 256 elements: read 256·2 + written 256·2 (bf16 rows) + indices 4·8
+    assert (m.flops(), m.bytes()) == (256, 512 + 512 + 32)

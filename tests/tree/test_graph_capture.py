@@ -68,7 +68,8 @@ def test_every_graph_kernel_matched_by_name(merged):
             assert g.launcher.cat == RUNTIME and g.launcher.name != "hipGraphLaunch"
             assert g in g.launcher.kernels and g in g.launcher.parent.kernels
     assert rep.summary() == ("graph capture: 421/421 kernels attributed to "
-                             f"{rep.ops_attributed} ops from capture_32_FULL")
+                             f"{rep.ops_attributed} ops from capture_32_FULL (vLLM capture layout)")
+    assert m.choice == "replay bs=32 = captured bs"
 
 
 def test_direct_kernel_time_per_op_matches_reference(merged):
@@ -148,7 +149,7 @@ def test_apply_capture_option():
     tree = replay()
     line = apply_capture_option(tree, str(CAPTURE_DIR))
     assert line.startswith("graph capture: 421/421 kernels attributed to ")
-    assert line.endswith(" ops from capture_32_FULL")
+    assert line.endswith(" ops from capture_32_FULL (vLLM capture layout)")
     assert apply_capture_option(replay(), f"{CAPTURE_DIR}#capture_32_FULL") == line
 
 

@@ -6,6 +6,8 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
+
 from perfreport.pipeline import load_tree
 from perfreport.tree.graph_capture import region_batch_size
 
@@ -54,3 +56,53 @@ def test_replay_takes_the_region_of_its_batch_size(tmp_path):
     (m,) = rep.launches
     assert m.region == "capture_32_FULL" and m.matched == 421 and m.names_verified
     assert not any("capture regions have" in p for p in m.problems)
+
+
+# ---- SGLang layout, end to end (scripts/capture_graph_fixtures.py) ------------------------------
+SGL_REPLAY = FIX / "sglang_tiny_graph.json.gz"       # step[DECODE bs=5], one hipGraphLaunch
+SGL_CAPTURE = FIX / "sglang_tiny_capture"            # sizes 16, 8, 4 in one capture file
+
+
+def test_sglang_replay_takes_the_padded_region_and_reports_it():
+    tree = load_tree(str(SGL_REPLAY), graph_capture=str(SGL_CAPTURE))
+    rep = tree.graph_capture
+    assert rep.layout == "SGLang" and len(rep.regions) == 3
+    (m,) = rep.launches
+    assert (m.region, m.matched, m.events, m.names_verified) == ("capture 2/3 (bs=8)", 14, 14, True)
+    assert m.choice == "replay bs=5 padded to captured bs=8" and not m.problems
+    assert tree.graph_capture_summary == ("graph capture: 14/14 kernels attributed to 14 ops "
+                                          "from capture 2/3 (bs=8) (SGLang capture layout)")
+    assert any("replay bs=5 padded to captured bs=8" in line for line in rep.lines())
+
+
+def test_sglang_replay_rows_carry_shapes_flops_and_full_coverage():
+    from perfreport.pipeline import analyze
+    rep = analyze(str(SGL_REPLAY), graph_capture=str(SGL_CAPTURE))
+    rows = rep.sheet("unified_perf_summary").records()
+    total = sum(r["time sum (µs)"] for r in rows)
+    covered = sum(r["time sum (µs)"] for r in rows if r.get("roofline time (µs)") is not None)
+    # 14 kernels: gather 2 + 9 GEMMs x 6 + 2 stores x 1.5 + 2 adds x 1 = 61 µs, all modelled
+    assert total == pytest.approx(61.0) and covered / total > 0.90
+    by = {(r["name"], r["input dims"]): r for r in rows}
+    # the shapes are the capture's at bs=8 (5 requests padded): GEMM FLOPs = 2·M·K·N
+    assert by[("aten::mm", "(8, 64), (64, 64)")]["GFLOP"] * 1e9 == pytest.approx(2 * 8 * 64 * 64)   # 65,536
+    assert by[("aten::mm", "(8, 64), (64, 32)")]["GFLOP"] * 1e9 == pytest.approx(2 * 8 * 64 * 32)   # 32,768
+    assert by[("aten::mm", "(8, 64), (64, 128)")]["GFLOP"] * 1e9 == pytest.approx(2 * 8 * 64 * 128)  # 131,072
+    assert by[("aten::mm", "(8, 64), (64, 64)")]["count"] == 4           # q and o of 2 layers
+    st = by[("sglang::store_cache", "(8, 32), (8, 32), (64, 32), (64, 32), (8), (), (), ()")]
+    # k, v [8, 32] bf16: 512 elements written (1 FLOP each); bytes = read 512·2 + written
+    # 512·2 (bf16 cache rows) + indices 8·8 = 2112
+    assert st["GFLOP"] * 1e9 == pytest.approx(512) and st["data moved (MB)"] * 1e6 == pytest.approx(2112)
+
+
+def test_a_capture_of_neither_layout_fails_in_one_line(tmp_path):
+    import subprocess
+    import sys
+    bad = FIX / "cpu_block.json.gz"
+    p = subprocess.run([sys.executable, "-m", "perfreport.cli", "analyze", str(SGL_REPLAY),
+                        "--graph-capture", str(bad), "-o", str(tmp_path / "r.xlsx")],
+                       capture_output=True, text=True, cwd=FIX.parent)
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    (line,) = p.stderr.strip().splitlines()
+    assert str(bad) in line and "matches no capture layout" in line
+    assert not (tmp_path / "r.xlsx").exists()
