@@ -24,8 +24,9 @@ signatures of the serving stacks compute small real results in torch, run under
 
 * ``fixtures/serving_kv_cache.json.gz``: ``_C_cache_ops::reshape_and_cache_flash`` with a
   BF16 cache and an FP8 cache stored as ``uint8``, ``_C_cache_ops::reshape_and_cache``
-  (5-D K cache), ``_C_cache_ops::concat_and_cache_mla`` and ``sglang::store_cache(k_cache,
-  v_cache, indices, k, v)``;
+  (5-D K cache), ``_C_cache_ops::concat_and_cache_mla`` and ``sglang::store_cache(k, v,
+  k_cache, v_cache, indices, *, row_bytes, num_split, size_limit)`` (SGLang
+  python/sglang/jit_kernel/kvcache.py: 2-d new K/V ``[T, H*D]`` and cache rows ``[slots, H*D]``);
 * ``fixtures/serving_quant.json.gz``: ``_C::static_scaled_fp8_quant``,
   ``_C::dynamic_scaled_fp8_quant``, ``_C::dynamic_per_token_scaled_fp8_quant`` (result,
   input, scale, ...) and ``_C::per_token_group_fp8_quant(input, output_q, output_s, ...)``;
@@ -256,8 +257,9 @@ def register_ops() -> None:
             "Tensor v_scale) -> ()", reshape_and_cache)
     _define("_C_cache_ops", "concat_and_cache_mla(Tensor kv_c, Tensor k_pe, Tensor(a!) kv_cache, "
             "Tensor slot_mapping, str kv_cache_dtype, Tensor scale) -> ()", concat_and_cache_mla)
-    _define("sglang", "store_cache(Tensor(a!) k_cache, Tensor(b!) v_cache, Tensor indices, "
-            "Tensor k, Tensor v) -> ()", store_cache)
+    _define("sglang", "store_cache(Tensor k, Tensor v, Tensor(a!) k_cache, Tensor(b!) v_cache, "
+            "Tensor indices, *, int row_bytes=0, int num_split=0, int size_limit=0) -> ()",
+            store_cache)
     for name, fn in (("static_scaled_fp8_quant", _quant_static),
                      ("dynamic_scaled_fp8_quant", _quant_dynamic_tensor),
                      ("dynamic_per_token_scaled_fp8_quant", _quant_dynamic_token)):
@@ -305,7 +307,7 @@ def concat_and_cache_mla(kv_c, k_pe, kv_cache, slot_mapping, kv_cache_dtype, sca
     _store(kv_cache.view(-1, kv_cache.shape[2]), slot_mapping, torch.cat((kv_c, k_pe), -1))
 
 
-def store_cache(k_cache, v_cache, indices, k, v):
+def store_cache(k, v, k_cache, v_cache, indices, *, row_bytes=0, num_split=0, size_limit=0):
     _store(k_cache, indices, k)
     _store(v_cache, indices, v)
 
@@ -323,7 +325,7 @@ def _kv_steps(gen):
     v4 = torch.zeros(BLOCKS, KV_H, KV_D, PAGE, dtype=torch.bfloat16)
     kv_c, k_pe = bf(KV_T, MLA_L), bf(KV_T, MLA_R)
     mla = torch.zeros(BLOCKS, PAGE, MLA_L + MLA_R, dtype=torch.bfloat16)
-    sg = [torch.zeros(BLOCKS * PAGE, KV_H, KV_D, dtype=torch.bfloat16) for _ in range(2)]
+    sg = [torch.zeros(BLOCKS * PAGE, KV_H * KV_D, dtype=torch.bfloat16) for _ in range(2)]
 
     def run():
         ops = torch.ops._C_cache_ops
@@ -331,7 +333,9 @@ def _kv_steps(gen):
         ops.reshape_and_cache_flash(key, value, *u8_cache, slots, "fp8", one, one)
         ops.reshape_and_cache(key, value, k5, v4, slots, "auto", one, one)
         ops.concat_and_cache_mla(kv_c, k_pe, mla, slots, "auto", one)
-        torch.ops.sglang.store_cache(*sg, slots, key, value)
+        torch.ops.sglang.store_cache(key.view(KV_T, -1), value.view(KV_T, -1), *sg, slots,
+                                     row_bytes=KV_H * KV_D * 2, num_split=0,
+                                     size_limit=BLOCKS * PAGE)
     return run
 
 

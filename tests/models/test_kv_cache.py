@@ -36,7 +36,9 @@ def test_concat_and_cache_mla():
 
 def test_sglang_store_cache():
     m = model("kv_cache", "sglang::store_cache")
-    # (k_cache, v_cache, indices, k, v): caches first, no scales
+    # SGLang's order (k[5, 32], v[5, 32], k_cache[24, 32], v_cache[24, 32], indices[5],
+    # row_bytes, num_split, size_limit): 2-d cache rows, no scales; read 320·2 + written 320·2
+    assert m.params()["new"] == ((5, 32), (5, 32)) and len(m.caches) == 2
     assert m.bytes() == 640 + 640 + 40
 
 
