@@ -46,7 +46,7 @@ def analyze(
     basis: str = typer.Option("peak", "--basis", metavar=H.choices(H.BASES), help="Roofline figures: peak (datasheet) or achievable (measured, where known)"),
     models: List[Path] = typer.Option([], "--models", help="Python file registering extra perf models (repeatable)"),
     short_kernel_us: float = typer.Option(10.0, "--short-kernel-us", help="Threshold of the short_kernels sheet (µs)"),
-    graph_capture: Optional[str] = typer.Option(None, "--graph-capture", help="Capture-time trace (file, or dir with execution_details.json; PATH#capture_<bs>_<mode> picks a region) to attribute CUDA/HIP-graph kernels to ops"),
+    graph_capture: Optional[str] = typer.Option(None, "--graph-capture", help="Capture-time trace to attribute CUDA/HIP-graph kernels to ops: a file, a vLLM dir with execution_details.json (PATH#capture_<bs>_<mode> picks a region), or a dir of SGLang per-size files"),
     model_config: Optional[Path] = typer.Option(None, "--model-config", help="Hugging Face config.json of the traced model: sizes the trace does not record (MoE experts, sliding window, layer types)"),
     linked_only: bool = typer.Option(False, "--linked-only", help="gpu_timeline: leave out GPU events with no CPU launch in the trace [default: off]"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or summary [default: off]"),

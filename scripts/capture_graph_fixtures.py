@@ -10,6 +10,10 @@ CUDA-graph runner uses (see docs/analyze.md for the source files):
 * ``fixtures/sglang_tiny_capture/capture.json.gz``: the capture loop over ``capture_bs = [4, 8, 16]``
   in reversed order (16, 8, 4); for each size two eager warm-up forwards, then the captured
   forward. No annotation bounds a size (SGLang records none).
+* ``fixtures/sglang_tiny_capture_per_bs/DecodeCudaGraphRunner_bs_<bs>_rank0.json.gz``: the
+  same loop under SGLang's per-size profiler (``SGLANG_GRAPH_BATCH_CAPTURE``: a schedule of
+  wait=2, warmup=0, active=1, stepped after each forward, one trace per size holding only
+  its captured forward);
 * ``fixtures/sglang_tiny_graph.json.gz``: one decode step ``step[DECODE bs=5]`` (5
   requests: SGLang pads them to the captured size 8) that copies the inputs into the static
   buffers and replays the graph.
@@ -154,17 +158,19 @@ def _forwards(sp: _Splicer) -> list[tuple[float, float]]:
     return list(zip(starts, ends))
 
 
-def splice_capture(trace) -> None:
+def splice_capture(trace, per_size: int = 3) -> None:
+    """``per_size`` forwards per batch size, the last one captured (3: two warm-ups first;
+    1: a per-size file of the scheduled profiler, which records the captured run only)."""
     sp = _Splicer(trace)
     fw = _forwards(sp)
-    assert len(fw) == 3 * len(CAPTURE_BS), len(fw)
+    assert len(fw) % per_size == 0, len(fw)
     for i, (lo, hi) in enumerate(fw):
-        if i % 3 < 2:                                   # eager warm-up forwards: they run
+        if i % per_size < per_size - 1:                 # eager warm-up forwards: they run
             sp.launches(lo, hi + 1e-3, run=True)
             continue
         # right before the forward and right after it: nothing else in between (the
         # static-buffer slices of the next size come later, as in SGLang's capture_prepare)
-        prev_end = max(_end(e) for e in sp.evs if _end(e) <= lo)
+        prev_end = max((_end(e) for e in sp.evs if _end(e) <= lo), default=lo - 4.0)
         nxt = min((e["ts"] for e in sp.evs if e["ts"] > hi), default=hi + 4.0)
         gb, ga = lo - prev_end, nxt - hi
         sp.runtime("hipStreamBeginCapture", prev_end + gb / 4, gb / 2)
@@ -206,6 +212,22 @@ def main(argv=None) -> int:
         n = write_profile(prof, a.out / "sglang_tiny_capture" / "capture.json.gz", meta,
                           splice_capture)
         print(f"sglang_tiny_capture/capture.json.gz: {n} bytes")
+        sizes = list(reversed(CAPTURE_BS))
+
+        def per_size(p):
+            bs = sizes.pop(0)
+            name = f"DecodeCudaGraphRunner_bs_{bs}_rank0.json.gz"
+            n = write_profile(p, a.out / "sglang_tiny_capture_per_bs" / name, meta,
+                              lambda t: splice_capture(t, per_size=1))
+            print(f"sglang_tiny_capture_per_bs/{name}: {n} bytes")
+
+        sched = torch.profiler.schedule(wait=2, warmup=0, active=1, repeat=0)
+        with torch.profiler.profile(activities=act, record_shapes=True, schedule=sched,
+                                    on_trace_ready=per_size) as prof:
+            for bs in reversed(CAPTURE_BS):
+                for _ in range(3):
+                    forward(ids[:bs], loc[:bs], embed, layers, lm)
+                    prof.step()
         new_ids = torch.randint(0, V, (REPLAY_BS,), generator=gen)
         new_loc = torch.randperm(SLOTS, generator=gen)[:REPLAY_BS]
         with torch.profiler.profile(activities=act, record_shapes=True) as prof:

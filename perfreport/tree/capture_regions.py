@@ -36,6 +36,7 @@ _MEMSET_CALL = re.compile(r"(hip|cuda|cu)Memset\w*Async")
 _BEGIN = re.compile(r"(hip|cuda|cu)StreamBeginCapture")
 _END = re.compile(r"(hip|cuda|cu)StreamEndCapture")
 _REGION_BS = re.compile(r"capture_(\d+)|\bbs[=_ ]?(\d+)")
+_STEP = re.compile(r"ProfilerStep#\d+")
 _EPS = 1e-3
 VLLM, SGLANG = "vLLM", "SGLang"
 OUTSIDE = "outside StreamBeginCapture..StreamEndCapture"
@@ -165,7 +166,8 @@ def find_regions(ct: TraceTree, annotation: str | None = None) -> Regions:
     begins, ends, calls = _calls(ct)
     excluded: dict = {}
     notes: list[str] = []
-    anns = [o for o in ct.ops if o.cat == USER_ANNOTATION]
+    # ProfilerStep#<n>: torch.profiler's own step marker (SGLang's per-size files hold one)
+    anns = [o for o in ct.ops if o.cat == USER_ANNOTATION and not _STEP.fullmatch(o.name)]
     if annotation is not None:
         anns = [a for a in anns if a.name == annotation]
         return Regions(VLLM if anns else None, _vllm(ct, anns, begins, ends, calls, excluded),

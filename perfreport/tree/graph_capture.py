@@ -171,20 +171,32 @@ def _drop_kernels(o: Op | None, gone: set) -> None:
         o.kernels = [g for g in o.kernels if id(g) not in gone] or None
 
 
-def merge_graph_capture(tree: TraceTree, capture_tree: TraceTree, *,
+def merge_graph_capture(tree: TraceTree, capture_tree, *,
                         annotation: str | None = None) -> GraphMergeReport:
     """Move each graph launch's GPU events in ``tree`` onto copies of the capture ops.
 
-    Call before :func:`perfreport.passes.run_passes`. Unmatched events stay on the launch.
+    ``capture_tree``: one capture tree, or a list of them (SGLang's per-size trace files,
+    their regions named by file). Call before :func:`perfreport.passes.run_passes`.
+    Unmatched events stay on the launch.
     """
     rep = GraphMergeReport()
-    found = find_regions(capture_tree, annotation)
-    if annotation is not None and not found.regions:
-        raise BadInput(capture_tree.source, f"no user_annotation {annotation!r} in the capture")
-    regions = found.regions
-    rep.layout, rep.excluded, rep.notes = found.layout, found.excluded, list(found.notes)
+    trees = capture_tree if isinstance(capture_tree, list) else [capture_tree]
+    regions, names_of, layouts = [], {}, []
+    for ct in trees:
+        found = find_regions(ct, annotation)
+        if annotation is not None and not found.regions:
+            raise BadInput(ct.source, f"no user_annotation {annotation!r} in the capture")
+        layouts.append(found.layout)
+        for why, n in found.excluded.items():
+            rep.excluded[why] = rep.excluded.get(why, 0) + n
+        rep.notes += found.notes
+        for r in found.regions:
+            if len(trees) > 1:
+                r = r._replace(name=f"{Path(str(ct.source)).name}: {r.name}")
+            names_of[id(r)] = getattr(ct, "launch_kernel_names", None) or {}
+            regions.append(r)
+    rep.layout = "/".join(sorted({str(x) for x in layouts}))
     rep.regions = [r.name for r in regions]
-    names = getattr(capture_tree, "launch_kernel_names", None) or {}
     graph = [o for o in tree.ops if o.cat in LAUNCH and o.kernels and GRAPH_LAUNCH.match(o.name)]
     graph.sort(key=lambda o: o.ts)
     added: list[Op] = []
@@ -202,7 +214,7 @@ def merge_graph_capture(tree: TraceTree, capture_tree: TraceTree, *,
         if region is None:
             continue
         m.region, m.nodes = region.name, len(region.nodes)
-        pairs = _align(region.nodes, events, names, m)
+        pairs = _align(region.nodes, events, names_of[id(region)], m)
         if not pairs:
             continue
         copies, roots, m.scale = _clone(region, launch, uid)
@@ -261,13 +273,21 @@ def _launch_kernel_names(path: str) -> dict[int, str]:
     return out
 
 
-def _from_details(d: Path, annotation: str | None) -> tuple[Path, str | None]:
-    if not (d / "execution_details.json").exists():      # SGLang: a folder with one trace
+_PER_BS = re.compile(r".+_bs_(\d+)_rank(\d+)\.json(\.gz)?")
+
+
+def _from_details(d: Path, annotation: str | None):
+    """(file or list of SGLang per-size files, annotation) for a capture directory."""
+    if not (d / "execution_details.json").exists():      # SGLang: one trace, or one per size
         files = sorted(f for f in d.iterdir() if f.name.endswith((".json", ".json.gz")))
+        per_bs = [f for f in files if _PER_BS.fullmatch(f.name)]
+        ranks = {_PER_BS.fullmatch(f.name).group(2) for f in per_bs}
         if len(files) == 1:
             return files[0], annotation
-        raise BadInput(str(d), f"no execution_details.json and {len(files)} trace files: "
-                       "name the capture file")
+        if files and len(per_bs) == len(files) and len(ranks) == 1:
+            return sorted(per_bs, key=lambda f: -int(_PER_BS.fullmatch(f.name).group(1))), None
+        raise BadInput(str(d), f"no execution_details.json and {len(files)} trace files that "
+                       "are not one rank's <Runner>_bs_<n>_rank<r>.json.gz set: name the file")
     try:
         details = json.loads((d / "execution_details.json").read_text())
         entries = [(e["file"], f"capture_{e['batch_size']}_{e['mode']}") for e in details]
@@ -285,14 +305,18 @@ def _from_details(d: Path, annotation: str | None) -> tuple[Path, str | None]:
 
 
 def load_capture(path_or_dir, annotation: str | None = None) -> tuple[TraceTree, str | None]:
-    """Read a capture trace (a file, or a directory with ``execution_details.json``).
+    """Read a capture trace: a file, a directory with ``execution_details.json`` (vLLM), a
+    directory with one trace, or one of SGLang's per-size sets ``<Runner>_bs_<n>_rank<r>.json.gz``.
 
-    Returns the tree (no passes run; ``launch_kernel_names`` attached) and the capture
-    annotation's name (None when the file holds several and none was chosen).
+    Returns the tree (no passes run; ``launch_kernel_names`` attached; a list of trees for a
+    per-size set, largest size first) and the capture annotation's name (None when the file
+    holds several and none was chosen).
     """
     p = Path(path_or_dir)
     if p.is_dir():
         p, annotation = _from_details(p, annotation)
+        if isinstance(p, list):                  # SGLang per-size files: a list of trees
+            return [load_capture(f)[0] for f in p], None
     tree = build_tree(read_trace(str(p)))
     tree.launch_kernel_names = _launch_kernel_names(str(p))
     caps = sorted({o.name for o in tree.ops

@@ -83,3 +83,13 @@ def test_a_capture_of_neither_layout_is_one_clear_error():
     with pytest.raises(BadInput) as e:
         load_capture(path)
     assert str(path) in str(e.value) and "matches no capture layout" in str(e.value)
+
+
+def test_per_size_file_of_the_scheduled_profiler():
+    # SGLANG_GRAPH_BATCH_CAPTURE: one file per size holding the captured forward only, inside
+    # the profiler's own ProfilerStep#<n> annotation (not a vLLM capture region)
+    ct, ann = load_capture(FIX / "sglang_tiny_capture_per_bs" / "DecodeCudaGraphRunner_bs_16_rank0.json.gz")
+    assert ann is None and any(o.name.startswith("ProfilerStep#") for o in ct.ops)
+    f = find_regions(ct)
+    assert f.layout == SGLANG and [(r.batch_size, len(r.nodes)) for r in f.regions] == [(16, 14)]
+    assert f.excluded == {}                 # the warm-ups were not recorded

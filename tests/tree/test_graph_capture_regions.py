@@ -106,3 +106,30 @@ def test_a_capture_of_neither_layout_fails_in_one_line(tmp_path):
     (line,) = p.stderr.strip().splitlines()
     assert str(bad) in line and "matches no capture layout" in line
     assert not (tmp_path / "r.xlsx").exists()
+
+
+def test_sglang_per_size_files_the_replay_takes_its_padded_size():
+    from perfreport.tree.graph_capture import load_capture
+    d = FIX / "sglang_tiny_capture_per_bs"
+    trees, ann = load_capture(d)
+    assert ann is None and [Path(str(t.source)).name for t in trees] == [
+        f"DecodeCudaGraphRunner_bs_{bs}_rank0.json.gz" for bs in (16, 8, 4)]
+    tree = load_tree(str(SGL_REPLAY), graph_capture=str(d))
+    rep = tree.graph_capture
+    (m,) = rep.launches
+    assert m.region == "DecodeCudaGraphRunner_bs_8_rank0.json.gz: capture 1/1 (bs=8)"
+    assert (m.matched, m.choice, rep.layout, rep.excluded) == (
+        14, "replay bs=5 padded to captured bs=8", "SGLang", {})
+    # the 9 GEMMs that now own a graph kernel carry the bs-8 file's shapes
+    mms = [o for o in tree.ops if o.name == "aten::mm" and o.kernels]
+    assert len(mms) == 9 and {o.args["Input Dims"][0][0] for o in mms} == {8}
+
+
+def test_a_folder_of_unrelated_traces_is_refused(tmp_path):
+    import shutil
+    from perfreport.errors import BadInput
+    from perfreport.tree.graph_capture import load_capture
+    for name in ("a.json.gz", "b.json.gz"):
+        shutil.copy(FIX / "sglang_tiny_capture" / "capture.json.gz", tmp_path / name)
+    with pytest.raises(BadInput, match="name the file"):
+        load_capture(tmp_path)
