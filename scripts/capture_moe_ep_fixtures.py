@@ -10,7 +10,7 @@ contribute nothing, as the real kernels skip them), run under
 
 * ``vllm::moe_forward(hidden_states[T,H], router_logits[T,E_G], layer_name)``: the routing
   ``TopK`` / ``SortTokens`` children over all E_G experts (the triton_kernels autograd
-  Functions of scripts/capture_serving_fixtures.py) and views of the local BF16 expert
+  Functions of scripts/serving_routing_ops.py) and views of the local BF16 expert
   weights ``[E_L, 2I, H]`` / ``[E_L, H, I]``;
 * ``vllm::outplace_fused_experts(hidden_states, w1, w2, topk_weights, topk_ids, activation,
   apply_router_weight_on_input, use_fp8_w8a8, use_int8_w8a8, use_int8_w8a16,
@@ -32,8 +32,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from capture_serving_fixtures import SortTokens, TopK, _Bitmatrix, _define  # scripts/ on sys.path
-from fixture_io import write_profile
+from fixture_io import write_profile  # scripts/ is on sys.path when a script runs
+from serving_routing_ops import Bitmatrix, SortTokens, TopK
+from stand_in_library import define
 
 import torch
 
@@ -62,7 +63,7 @@ def _by_range(g: int) -> int:
 def moe_forward(hidden_states, router_logits, layer_name):
     layer = _LAYERS[layer_name]
     vals, idx, bits = TopK.apply(router_logits, K, True, 1, True, None, None)
-    SortTokens.apply(vals, idx, router_logits.shape[1], _Bitmatrix(bits))
+    SortTokens.apply(vals, idx, router_logits.shape[1], Bitmatrix(bits))
     w13, w2 = layer["w13"].view(E_L, 2 * I, H), layer["w2"].view(E_L, H, I)
     return _local_moe(hidden_states, w13, w2, vals.float(), idx.long(), _by_range)
 
@@ -86,21 +87,21 @@ def fused_moe_(hidden_states, w1, w2, topk_weight, topk_ids, expert_mask, activa
 
 
 def register_ops() -> None:
-    _define("vllm", "moe_forward(Tensor hidden_states, Tensor router_logits, str layer_name)"
-            " -> Tensor", moe_forward)
-    _define("vllm", "outplace_fused_experts(Tensor hidden_states, Tensor w1, Tensor w2, "
-            "Tensor topk_weights, Tensor topk_ids, str activation, "
-            "bool apply_router_weight_on_input, bool use_fp8_w8a8, bool use_int8_w8a8, "
-            "bool use_int8_w8a16, bool use_int4_w4a16, bool per_channel_quant, "
-            "int global_num_experts, Tensor? expert_map, Tensor? w1_scale, Tensor? w2_scale, "
-            "Tensor? w1_zp, Tensor? w2_zp, Tensor? a1_scale, Tensor? a2_scale, "
-            "int[]? block_shape) -> Tensor", outplace_fused_experts)
-    _define("aiter", "fused_moe_(Tensor hidden_states, Tensor w1, Tensor w2, Tensor topk_weight, "
-            "Tensor topk_ids, Tensor? expert_mask, int activation, int quant_type, "
-            "bool doweight_stage1, Tensor? w1_scale, Tensor? w2_scale, Tensor? a1_scale, "
-            "Tensor? a2_scale, int block_size_M, Tensor? num_local_tokens, "
-            "int moe_sorting_dispatch_policy, ScalarType? dtype, int hidden_pad, "
-            "int intermediate_pad, Tensor? bias1, Tensor? bias2) -> Tensor", fused_moe_)
+    define("vllm", "moe_forward(Tensor hidden_states, Tensor router_logits, str layer_name)"
+           " -> Tensor", moe_forward)
+    define("vllm", "outplace_fused_experts(Tensor hidden_states, Tensor w1, Tensor w2, "
+           "Tensor topk_weights, Tensor topk_ids, str activation, "
+           "bool apply_router_weight_on_input, bool use_fp8_w8a8, bool use_int8_w8a8, "
+           "bool use_int8_w8a16, bool use_int4_w4a16, bool per_channel_quant, "
+           "int global_num_experts, Tensor? expert_map, Tensor? w1_scale, Tensor? w2_scale, "
+           "Tensor? w1_zp, Tensor? w2_zp, Tensor? a1_scale, Tensor? a2_scale, "
+           "int[]? block_shape) -> Tensor", outplace_fused_experts)
+    define("aiter", "fused_moe_(Tensor hidden_states, Tensor w1, Tensor w2, Tensor topk_weight, "
+           "Tensor topk_ids, Tensor? expert_mask, int activation, int quant_type, "
+           "bool doweight_stage1, Tensor? w1_scale, Tensor? w2_scale, Tensor? a1_scale, "
+           "Tensor? a2_scale, int block_size_M, Tensor? num_local_tokens, "
+           "int moe_sorting_dispatch_policy, ScalarType? dtype, int hidden_pad, "
+           "int intermediate_pad, Tensor? bias1, Tensor? bias2) -> Tensor", fused_moe_)
 
 
 def _steps(gen):
