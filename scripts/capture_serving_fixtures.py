@@ -79,8 +79,12 @@ def capture(family: str, path: Path) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "fixtures"))
-    ap.add_argument("families", nargs="*", default=list(FAMILIES))
+    ap.add_argument("families", nargs="*", default=list(FAMILIES), metavar="FAMILY",
+                    help=f"families to capture (default all): {', '.join(FAMILIES)}")
     a = ap.parse_args(argv)
+    unknown = [f for f in a.families if f not in FAMILIES]
+    if unknown:
+        ap.error(f"unknown family {', '.join(unknown)} (known: {', '.join(FAMILIES)})")
     torch.manual_seed(0)
     for fam in a.families:
         name = f"serving_{fam}.json.gz"
