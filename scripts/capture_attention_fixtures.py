@@ -40,12 +40,11 @@ Seeded and re-runnable (only timestamps differ between runs).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
-from fixture_io import write_profile  # scripts/ is on sys.path when a script runs
+from fixture_io import capture_cpu, fixture_main  # scripts/ is on sys.path when a script runs
 
 import torch
 
@@ -299,21 +298,11 @@ def _run(gen) -> None:
 def capture(path: Path) -> int:
     register_ops()
     gen = torch.Generator().manual_seed(4321)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
-                                record_shapes=True) as prof:
-        _run(gen)
-    return write_profile(prof, path, {"generator": "scripts/capture_attention_fixtures.py",
-                                      "torch": torch.__version__})
+    return capture_cpu(path, Path(__file__).name, lambda: _run(gen))
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "fixtures"))
-    a = ap.parse_args(argv)
-    torch.manual_seed(0)
-    size = capture(Path(a.out) / "inference_attention_ops.json.gz")
-    print(f"inference_attention_ops.json.gz: {size} bytes", file=sys.stderr)
-    return 0
+    return fixture_main(argv, __doc__, "inference_attention_ops.json.gz", capture)
 
 
 if __name__ == "__main__":

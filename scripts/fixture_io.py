@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -33,3 +34,30 @@ def write_profile(prof, path: Path, metadata: dict, edit=None) -> int:
         gz.write(data)
     os.replace(tmp, path)
     return path.stat().st_size
+
+
+def capture_cpu(path: Path, script: str, run) -> int:
+    """Run ``run()`` under a CPU ``torch.profiler`` with shapes recorded and write it to
+    ``path`` with the usual metadata (``generator`` = ``scripts/<script>``, torch version)."""
+    import torch  # only the capture scripts need torch; write_profile's callers may not
+
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                record_shapes=True) as prof:
+        run()
+    return write_profile(prof, path, {"generator": f"scripts/{script}", "torch": torch.__version__})
+
+
+def fixture_main(argv, doc: str, name: str, capture) -> int:
+    """Command line of a script that writes one fixture ``name``: ``--out DIR`` (default the
+    repository's fixtures/), then ``capture(path)``; prints the size written."""
+    import argparse
+
+    import torch
+
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "fixtures"))
+    a = ap.parse_args(argv)
+    torch.manual_seed(0)
+    size = capture(Path(a.out) / name)
+    print(f"{name}: {size} bytes", file=sys.stderr)
+    return 0

@@ -127,6 +127,17 @@ def devices_html(devs) -> str:
     return "\n".join(out) + "\n" + "\n".join(bars) + f'\n<p class="muted">{legend}</p>'
 
 
+def notes_and_end(report, shown) -> str:
+    """The Notes list (report and sheet notes, each once, none already in ``shown``) and the
+    closing script/body/html tags: the end of every page."""
+    seen, items = set(shown), []
+    for n in list(report.notes) + [n for s in report.sheets for n in s.notes]:
+        if n not in seen:
+            seen.add(n)
+            items.append(f"<li>{esc(n)}</li>")
+    return "\n".join(["<h2>Notes</h2><ul>", *items, f"</ul><script>{SCRIPT}</script></body></html>\n"])
+
+
 def html_text(report, top: int = TOP) -> str:
     rows = top_rows(report, None)
     cov = coverage_lines(report)
@@ -154,13 +165,8 @@ def html_text(report, top: int = TOP) -> str:
     parts.append(top_table(shown) if shown else "<p>No rows.</p>")
     parts.append("<h2>GPU spec</h2><table><tbody>")
     parts += [f"<tr><td>{esc(a)}</td><td>{esc(b)}</td></tr>" for a, b in spec_facts(report.spec)]
-    parts.append("</tbody></table><h2>Notes</h2><ul>")
-    seen = set(cov)
-    for n in list(report.notes) + [n for s in report.sheets for n in s.notes]:
-        if n not in seen:
-            seen.add(n)
-            parts.append(f"<li>{esc(n)}</li>")
-    parts.append(f"</ul><script>{SCRIPT}</script></body></html>\n")
+    parts.append("</tbody></table>")
+    parts.append(notes_and_end(report, cov))
     return "\n".join(parts)
 
 

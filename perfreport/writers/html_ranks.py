@@ -14,7 +14,7 @@ from pathlib import Path
 from perfreport.writers import numfmt
 from perfreport.writers.atomic import atomic_path
 from perfreport.writers.cells import rows as sheet_rows
-from perfreport.writers.html import CSP, SCRIPT, STYLE, devices_html
+from perfreport.writers.html import CSP, STYLE, devices_html, notes_and_end
 from perfreport.writers.roofline_svg import escape as esc
 from perfreport.writers.roofline_svg import roofline_svg
 from perfreport.writers.summary import coverage_lines, find_sheet
@@ -121,13 +121,7 @@ def ranks_html_text(report, top: int = 50) -> str:
     if coll is not None:
         parts.append(f"<h2>Collectives (first {min(top, len(coll.rows))} of {len(coll.rows)} calls)</h2>")
         parts.append(sheet_html(coll, COLL_COLS, top))
-    parts.append("<h2>Notes</h2><ul>")
-    seen = set(cov)
-    for n in list(report.notes) + [n for s in report.sheets for n in s.notes]:
-        if n not in seen:
-            seen.add(n)
-            parts.append(f"<li>{esc(n)}</li>")
-    parts.append(f"</ul><script>{SCRIPT}</script></body></html>\n")
+    parts.append(notes_and_end(report, cov))
     return "\n".join(parts)
 
 

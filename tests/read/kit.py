@@ -46,3 +46,20 @@ def nasty_doc() -> bytes:
     return json.dumps({"metadata": {"x": [{"y": "},"}]}, "traceEvents": ev,
                        "deviceProperties": [{"name": "NVIDIA H100 80GB HBM3"}], "traceName": "]}"},
                       indent=1).encode()
+
+
+def x_event(cat, name, ts, dur, pid=1, tid=1, **args):
+    """One complete ("X") event."""
+    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
+
+
+def read_and_build(tmp_path, events):
+    """Write ``events`` as a trace, read it and build its tree; ``raw.counts`` keeps the
+    reader's (cpu, gpu) record counts from before build_tree frees the columns."""
+    from perfreport.read import read_trace
+    from perfreport.tree import build_tree
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps({"traceEvents": events}))
+    raw = read_trace(str(p))
+    raw.counts = (raw.records.n_cpu, raw.records.n_gpu)
+    return raw, build_tree(raw)

@@ -6,6 +6,7 @@ import json
 
 from perfreport.read import read_trace
 from tests.conftest import FIX
+from tests.read.kit import read_and_build, x_event
 
 
 def test_interned_args_are_shared():
@@ -16,17 +17,7 @@ def test_interned_args_are_shared():
     assert len(distinct) < 200      # identical argument sets share one dict
 
 
-def _x(cat, name, ts, dur, pid=1, tid=1, **args):
-    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
-
-
-def _tree(tmp_path, events):
-    from perfreport.tree import build_tree
-    p = tmp_path / "t.json"
-    p.write_text(json.dumps({"traceEvents": events}))
-    raw = read_trace(str(p))
-    raw.counts = (raw.records.n_cpu, raw.records.n_gpu)    # before build_tree frees the columns
-    return raw, build_tree(raw)
+_x, _tree = x_event, read_and_build
 
 
 def test_columns_then_only_what_the_report_needs(tmp_path):

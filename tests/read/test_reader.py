@@ -12,6 +12,7 @@ import pytest
 from perfreport.read import read_trace
 from tests.conftest import FIX
 from tests.read.kit import doc as _doc
+from tests.read.kit import read_and_build, x_event
 
 
 def test_gzip_detected_by_content_not_name(tmp_path):
@@ -54,17 +55,7 @@ def test_stdin(tmp_path):
     assert out.stdout.decode().split() == ["<stdin>", "6", "1"]
 
 
-def _x(cat, name, ts, dur, pid=1, tid=1, **args):
-    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
-
-
-def _tree(tmp_path, events):
-    from perfreport.tree import build_tree
-    p = tmp_path / "t.json"
-    p.write_text(json.dumps({"traceEvents": events}))
-    raw = read_trace(str(p))
-    raw.counts = (raw.records.n_cpu, raw.records.n_gpu)    # before build_tree frees the columns
-    return raw, build_tree(raw)
+_x, _tree = x_event, read_and_build
 
 
 def test_tree_consumes_the_raw_trace(tmp_path):
