@@ -15,7 +15,8 @@ from typing import List, Optional
 import typer
 
 from perfreport import cli_help as H
-from perfreport.errors import BadInput, InternalError, Interrupted, exit_on_signals, printable
+from perfreport.cli_outputs import err_line
+from perfreport.errors import BadInput, InternalError, Interrupted, exit_on_signals
 from perfreport.writers.targets import default_output
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -31,8 +32,7 @@ def _app(version: bool = typer.Option(False, "--version", callback=H.version_cal
 EXIT_OK, EXIT_FAIL, EXIT_BAD, EXIT_PARTIAL = 0, 1, 2, 3
 
 
-def _err(msg: str) -> None:
-    sys.stderr.write(f"perfreport: {printable(msg)}\n")
+_err = err_line     # one "perfreport: ..." stderr line, control characters escaped
 
 
 @app.command(epilog=H.examples("analyze"))
@@ -124,27 +124,11 @@ def analyze(
     for w in report.warnings:
         _err(f"{report.source}: warning: {w}")
 
-    from perfreport.writers.text import print_sheet
+    from perfreport.cli_outputs import write_outputs
 
-    if sheet is not None:
-        try:
-            print_sheet(report.sheet(sheet), fmt, coverage=report.coverage)
-        except KeyError as exc:
-            _err(f"--sheet: {exc.args[0]}")
-            raise typer.Exit(EXIT_BAD)
-    if xlsx is not None:
-        for w in report.to_excel(xlsx):
-            _err(f"warning: {w}")
-        if not quiet:
-            err_console.print(f"wrote {xlsx}", highlight=False)
-    if html_path is not None:
-        report.to_html(html_path, top=top if top is not None else 50)
-        if not quiet:
-            err_console.print(f"wrote {html_path}", highlight=False)
-    if csv_dir is not None:
-        report.to_csv_dir(csv_dir, protect=inputs)
-        if not quiet:
-            err_console.print(f"wrote {len(report.sheets)} CSV files to {csv_dir}", highlight=False)
+    if not write_outputs(report, err_console, sheet=sheet, fmt=fmt, xlsx=xlsx, html=html_path,
+                         csv_dir=csv_dir, protect=inputs, top=top, quiet=quiet):
+        raise typer.Exit(EXIT_BAD)
     if decorate:
         from perfreport.writers.console import print_summary
         print_summary(report, out_console, top=top if top is not None else 15)

@@ -16,7 +16,7 @@ def run_multi(traces, *, output, csv_dir, sheet, fmt, quiet, summary, jobs, engi
 
     from perfreport.multi import analyze_ranks
     from perfreport.multi.inputs import default_merged_output
-    from perfreport.writers.text import print_sheet
+    from perfreport.cli_outputs import err_line, write_outputs
 
     from perfreport.multi.inputs import expand_inputs
     from perfreport.writers.targets import check_outputs, input_files
@@ -41,30 +41,14 @@ def run_multi(traces, *, output, csv_dir, sheet, fmt, quiet, summary, jobs, engi
         report = analyze_ranks(paths, jobs=jobs, engine=engine, ray_address=ray_address,
                                per_rank_dir=per_rank, **analyze_kw)
     except BadInput as exc:
-        sys.stderr.write(f"perfreport: {exc}\n")
+        err_line(str(exc))
         return EXIT_BAD
     for n in report.notes:
         if ": warning: " in n:
-            sys.stderr.write(f"perfreport: {n}\n")
-    if sheet is not None:
-        try:
-            print_sheet(report.sheet(sheet), fmt, coverage=report.coverage)
-        except KeyError as exc:
-            sys.stderr.write(f"perfreport: --sheet: {exc.args[0]}\n")
-            return EXIT_BAD
-    if xlsx is not None:
-        for w in report.to_excel(xlsx):
-            sys.stderr.write(f"perfreport: warning: {w}\n")
-        if not quiet:
-            err.print(f"wrote {xlsx}", highlight=False)
-    if html_path is not None:
-        report.to_html(html_path, top=top if top is not None else 50)
-        if not quiet:
-            err.print(f"wrote {html_path}", highlight=False)
-    if csv_dir is not None:
-        report.to_csv_dir(csv_dir, protect=inputs)
-        if not quiet:
-            err.print(f"wrote {len(report.sheets)} CSV files to {csv_dir}", highlight=False)
+            err_line(n)
+    if not write_outputs(report, err, sheet=sheet, fmt=fmt, xlsx=xlsx, html=html_path,
+                         csv_dir=csv_dir, protect=inputs, top=top, quiet=quiet):
+        return EXIT_BAD
     if per_rank is not None and not quiet:
         err.print(f"wrote the per-rank reports to {per_rank}", highlight=False)
     show = summary if summary is not None else (not quiet and sys.stdout.isatty())
@@ -79,8 +63,8 @@ def run_multi(traces, *, output, csv_dir, sheet, fmt, quiet, summary, jobs, engi
     if min_coverage is not None and report.coverage is not None:
         for rank, pct, basis in report.coverage.below(min_coverage):
             who = "all ranks" if rank is None else f"rank {rank} ({report.rank_paths.get(rank, '?')})"
-            sys.stderr.write(f"perfreport: {who}: modelled {pct:.1f}% of the {basis} is below "
-                             f"--min-coverage {min_coverage:g}%\n")
+            err_line(f"{who}: modelled {pct:.1f}% of the {basis} is below "
+                     f"--min-coverage {min_coverage:g}%")
             partial = True
     return EXIT_PARTIAL if partial else EXIT_OK
 
