@@ -224,11 +224,7 @@ class FusedMoE(PerfModel):
         return 2.0 * assignments * (e.H * n1 + e.I * e.H)
 
     def flops(self) -> float:
-        if not self.ep:
-            e = self.experts
-            n1 = 2 * e.I if e.gated else e.I
-            return 2.0 * self.T * self.k * (e.H * n1 + e.I * e.H)
-        return self._flops_at(self.A)
+        return self._flops_at(self.A)      # A = T·k without expert parallelism
 
     def _bytes_at(self, distinct: float, tokens: float | None = None) -> float:
         b = sum(t.nbytes for t in self.io) + self.out_bytes + distinct * self.experts.bytes_per_expert
