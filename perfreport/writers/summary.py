@@ -77,13 +77,6 @@ def gpu_breakdown(report) -> list[tuple[str, dict]]:
     return list(devs.items())
 
 
-def coverage_line(report) -> str | None:
-    """The coverage statement (``report.coverage``, :class:`~perfreport.tables.coverage.Coverage`)
-    as one line; None when the report has none (a diff, a report read back from CSV)."""
-    cov = getattr(report, "coverage", None)
-    return cov.text() if cov is not None else None
-
-
 def coverage_lines(report) -> list[str]:
     """The coverage statement as lines (headline, unmodelled by reason, top unmodelled ops):
     what the console, the notes sheet and the HTML page print; [] if the report has none."""
@@ -107,5 +100,5 @@ def spec_facts(spec) -> list[tuple[str, str]]:
     return out
 
 
-__all__ = ["LEAD", "UNIFIED", "WORKBOOK_LEAD", "coverage_line", "coverage_lines", "find_sheet", "gpu_breakdown",
+__all__ = ["LEAD", "UNIFIED", "WORKBOOK_LEAD", "coverage_lines", "find_sheet", "gpu_breakdown",
            "spec_facts", "top_rows", "unified_rows"]

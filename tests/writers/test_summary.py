@@ -14,7 +14,7 @@ from rich.console import Console
 
 import perfreport
 from perfreport.writers.console import print_summary
-from perfreport.writers.summary import coverage_line, coverage_lines
+from perfreport.writers.summary import coverage_lines
 from perfreport.writers.text import print_sheet
 from tests.conftest import FIX
 
@@ -44,7 +44,7 @@ def test_every_output_states_the_same_coverage_once(name, tmp_path):
     # the headline's figures are the Coverage object's, worked out from its µs parts
     assert PCT.findall(head) == [f"{cov.pct(x):.1f}" for x in
                                  (cov.modelled_us, cov.communication_us, cov.memcpy_us, cov.unmodelled_total_us)]
-    assert coverage_line(rep).startswith(head)
+    assert cov.text().startswith(head)
     out = _outputs(rep, tmp_path)
     for where, text in out.items():
         assert "roofline coverage" not in text, where            # the duplicate is gone everywhere
