@@ -218,23 +218,26 @@ class FlashInferRaggedPrefill(PerfModel):
     def causal(self) -> bool:
         return self.mask != 0
 
-    def group_work(self, g: dict[str, Any], low: bool = False) -> tuple[float, float]:
-        """(pairs, keys) of one group; ``low``: the window's lower bounds."""
+    def group_work(self, g: dict[str, Any], low: bool = False,
+                   causal_count: bool = False) -> tuple[float, float]:
+        """(pairs, keys) of one group; ``low``: the window's lower bounds; ``causal_count``: a
+        custom / multi-item mask counted as causal (its lower bound) instead of every pair."""
         if g["sq"] <= 0:
             return 0.0, 0.0
         if self.window and self.causal:
             w = window_group(g["sq"], g["sk"], g["sqsq"], g["sqsk"], g["reqs"], self.window,
                              decode=g["decode"])
             return (w.pairs_lo, w.keys_lo) if low else (w.pairs, w.keys)
-        if g["decode"] or not self.causal or self.mask >= 2:
+        if g["decode"] or not self.causal or (self.mask >= 2 and not causal_count):
             return float(g["sqsk"]), float(g["sk"])
         return g["sqsk"] - g["sqsq"] / 2, float(g["sk"])
 
-    def totals(self, groups=None, low: bool = False) -> tuple[float, float]:
+    def totals(self, groups=None, low: bool = False,
+               causal_count: bool = False) -> tuple[float, float]:
         """(FLOPs, bytes) of one call over ``groups`` (default: the point groups)."""
         pairs = keys = 0.0
         for g in groups if groups is not None else self.groups:
-            p, k = self.group_work(g, low)
+            p, k = self.group_work(g, low, causal_count)
             pairs, keys = pairs + p, keys + k
         flops = 2.0 * self.H_Q * (self.d_h_qk + self.d_h_v) * pairs
         nbytes = (self.N_Q * self.H_Q * (self.d_h_qk * self.bpe_Q + self.d_h_v * self.bpe_O)
@@ -299,9 +302,7 @@ class FlashInferRaggedPrefill(PerfModel):
                 f"per-request lengths: sqsq/sqsk estimated for equal requests ({self.lengths})",
                 bytes_min=b, bytes_max=b, flops_min=max(min(fl, fh), 0.0), flops_max=max(fl, fh)))
         if self.mask >= 2:
-            causal = [dict(g) for g in self.groups]
-            fl = 2.0 * self.H_Q * (self.d_h_qk + self.d_h_v) * sum(
-                g["sqsk"] - (0 if g["decode"] else g["sqsq"] / 2) for g in causal)
+            fl = self.totals(causal_count=True)[0]
             out.append(Assumption(
                 f"{MASKS.get(self.mask, self.mask)} mask: density unknown, every (q, k) pair "
                 "counted (bounds: the causal count … every pair)",

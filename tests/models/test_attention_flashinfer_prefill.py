@@ -157,3 +157,15 @@ def test_paged_hnd_layout_code():
     m = _op(name, dims, types, [""] * 12 + ["1", "1", "-1", "False"])
     assert (m.H_KV, m.page, m.kv_layout) == (8, 16, "HND")
     assert (m.flops(), m.bytes()) == (777_420_800, 3_608_576)   # the NHD figures above
+
+
+def test_paged_custom_mask_every_pair_bounded_by_causal():
+    # mask_mode 2 (custom): density unknown, every (q, k) pair counted: c_sqsk = 53,700 pairs,
+    # FLOPs 16,384*53,700 = 879,820,800; lower bound the causal count 47,450 -> 777,420,800;
+    # bytes unchanged (every key read once either way): 3,608,576
+    m = _paged(mask=2)
+    assert (m.flops(), m.bytes()) == (879_820_800, 3_608_576)
+    (a,) = m.assumptions()
+    assert "custom mask" in a.text
+    assert (a.flops_min, a.flops_max, a.bytes_min, a.bytes_max) == (
+        777_420_800, 879_820_800, 3_608_576, 3_608_576)
