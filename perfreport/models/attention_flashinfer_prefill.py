@@ -317,6 +317,7 @@ class FlashInferPagedPrefill(FlashInferRaggedPrefill):
     """``<uri>::paged_run`` (v0.2.1 – v0.3.x; see the module doc)."""
 
     paged = True
+    full_groups = None    # set by fit_keys when a non-causal run is taken as the prefix pass
     Q, K, V, QO_INDPTR, KV_INDPTR, KV_INDICES, LAST_PAGE, O, LAYOUT, WINDOW = (
         3, 4, 5, 6, 7, 8, 9, 10, 13, 14)
     MASK_AT = 12
@@ -345,19 +346,21 @@ class FlashInferPagedPrefill(FlashInferRaggedPrefill):
         """Causal: the paged cache holds every key of each request (new ones appended).
         Non-causal: SGLang's split pass over the cached prefix only (its new tokens go through
         ragged_run, the two merged by LSE): sk_i - sq_i keys, sqsk - sqsq pairs."""
+        full = groups
         if self.mask == 0:
-            self.full_groups = groups
             groups = [dict(g, sk=g["sk"] - g["sq"], sqsk=g["sqsk"] - g["sqsq"],
                            est=_prefix_est(g["est"])) for g in groups]
             groups[0]["note"] = "; non-causal: cached prefix only"
         sk = sum(g["sk"] for g in groups)
         if self.pages is not None and sk > self.pages * self.page:
             return None
+        if self.mask == 0:
+            self.full_groups = full      # every key of each request: the prefix pass's other bound
         return groups
 
     def assumptions(self) -> list[Assumption]:
         out = super().assumptions()
-        if getattr(self, "full_groups", None) is not None and "prefix" in self.lengths:
+        if self.full_groups is not None:
             f, b = self.totals()
             fh, bh = self.totals(self.full_groups)
             out.append(Assumption(
