@@ -96,7 +96,7 @@ _COMPACT = re.compile(r"(\d+)_(\d+)")
 _NATIVE = re.compile(r"\d+")
 
 
-def _group_from_sums(prefix: str, reqs: int, sq: int, sk: int) -> dict:
+def group_from_sums(prefix: str, reqs: int, sq: int, sk: int) -> dict:
     """One group's statistics from its request count and two sums (compact form).
 
     sqsq = sum(sq_i^2) and sqsk = sum(sq_i*sk_i) are exact when the group is empty, has one
@@ -120,9 +120,6 @@ def _group_from_sums(prefix: str, reqs: int, sq: int, sk: int) -> dict:
     return out
 
 
-group_from_sums = _group_from_sums     # public name: models estimate from shape-derived sums too
-
-
 def _group(prefix: str, reqs: int, text: str) -> tuple[str, dict] | None:
     """(syntax, statistics) of one ``(...)`` group, or None when it is none of the three."""
     m = _DETAILED.fullmatch(text)
@@ -132,7 +129,7 @@ def _group(prefix: str, reqs: int, text: str) -> tuple[str, dict] | None:
                             f"{prefix}_sqsk": sqsk}
     m = _COMPACT.fullmatch(text)
     if m:
-        return "compact", _group_from_sums(prefix, reqs, int(m.group(1)), int(m.group(2)))
+        return "compact", group_from_sums(prefix, reqs, int(m.group(1)), int(m.group(2)))
     if _NATIVE.fullmatch(text):
         sq = int(text)
         out = {f"{prefix}_sq": sq}
@@ -150,7 +147,7 @@ def _vllm_execute(m: re.Match[str]) -> dict | None:
     * detailed ``sq<a>sk<b>sqsq<c>sqsk<d>`` (all four sums; "vLLM detailed");
     * compact ``<tokens>_<kv>``: new-token and KV-token sums (KV including the new tokens,
       as sk in the detailed form); sqsq/sqsk derived where exact, else estimated with bounds
-      (:func:`_group_from_sums`) ("vLLM compact");
+      (:func:`group_from_sums`) ("vLLM compact");
     * native ``<tokens>``: new tokens only, no KV lengths ("vLLM native": incomplete unless
       the group is empty).
     ``<T>`` (tokens scheduled) equals c_sq + g_sq up to padding and is not needed.
