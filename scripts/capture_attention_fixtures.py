@@ -3,10 +3,12 @@
     . .venv/bin/activate && python scripts/capture_attention_fixtures.py [--out fixtures]
 
 Registers stand-in custom ops with torch.library under the exact names and positional
-argument order of aiter's torch interfaces flash-attn's ``flash_attn_interface.py`` vLLM's ``csrc/torch_bindings.cpp`` and FlashInfer's ``decode.py`` (``csrc/include/torch/mha_varlen_fwd.h``,
+argument order of aiter's torch interfaces (``csrc/include/torch/mha_varlen_fwd.h``,
 ``fmha_v3_varlen_fwd.h``, ``mha_batch_prefill.h``, ``csrc/include/attention_ragged.h``, the
-2024 ``mla_decode_stage1_asm_fwd`` in ``csrc/include/mla.h``); each stand-in computes a small
-real attention in torch (per sequence, causal over the new tokens). Every call runs inside a
+2024 ``mla_decode_stage1_asm_fwd`` in ``csrc/include/mla.h``), flash-attn's
+``flash_attn_interface.py``, vLLM's ``csrc/torch_bindings.cpp`` and FlashInfer's ``decode.py``,
+through scripts/stand_in_library.py; each stand-in computes a small real attention in torch
+(scripts/stand_in_attention.py: per sequence, causal over the new tokens). Every call runs inside a
 vLLM detailed iteration annotation whose statistics match its shapes, under
 ``torch.profiler.profile(activities=[CPU], record_shapes=True)``, and the trace is written to
 ``fixtures/inference_attention_ops.json.gz``.
@@ -40,11 +42,12 @@ Seeded and re-runnable (only timestamps differ between runs).
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from fixture_io import capture_cpu, fixture_main  # scripts/ is on sys.path when a script runs
+from stand_in_attention import DECODE, DECODE_KV, attend
+from stand_in_library import define
 
 import torch
 
@@ -52,30 +55,7 @@ H_Q, H_KV, D, PAGE = 8, 2, 64, 16
 MLA_HQ, MLA_DQK, MLA_DV = 16, 576, 512
 PREFILL = "execute_24_context_2(sq24sk24sqsq320sqsk320)_generation_0(sq0sk0sqsq0sqsk0)"
 CHUNK = "execute_16_context_1(sq16sk24sqsq256sqsk384)_generation_0(sq0sk0sqsq0sqsk0)"
-DECODE = "execute_4_context_0(sq0sk0sqsq0sqsk0)_generation_4(sq4sk331sqsq4sqsk331)"
 MIXED = "execute_19_context_1(sq16sk24sqsq256sqsk384)_generation_3(sq3sk60sqsq3sqsk60)"
-DECODE_KV = [37, 64, 100, 130]
-_LIBS: list = []
-
-
-def _define(schema: str, fn, ns: str = "aiter") -> None:
-    lib = torch.library.Library(ns, "FRAGMENT")
-    lib.define(schema)
-    lib.impl(schema.split("(", 1)[0], fn, "CPU")
-    _LIBS.append(lib)
-
-
-def _attend(q, k, v, scale):
-    """q [sq, Hq, Dk], k [n, Hkv, Dk], v [n, Hkv, Dv] -> [sq, Hq, Dv]; causal on the last sq keys."""
-    g = q.shape[1] // k.shape[1]
-    qf = q.float().transpose(0, 1)
-    kf = k.float().repeat_interleave(g, 1).transpose(0, 1)
-    vf = v.float().repeat_interleave(g, 1).transpose(0, 1)
-    s = torch.matmul(qf, kf.transpose(1, 2)) * scale
-    sq, n = q.shape[0], k.shape[0]
-    mask = torch.arange(n)[None, :] > (n - sq + torch.arange(sq))[:, None]
-    p = torch.softmax(s.masked_fill(mask, float("-inf")), -1)
-    return torch.matmul(p, vf).transpose(0, 1)
 
 
 def _gather(cache, pages, n):
@@ -90,7 +70,7 @@ def _varlen(q, k, v, cu_q, cu_k, scale):
     out = torch.empty(q.shape[0], q.shape[1], v.shape[2], dtype=q.dtype)
     for i in range(len(cu_q) - 1):
         a, b, c, d = int(cu_q[i]), int(cu_q[i + 1]), int(cu_k[i]), int(cu_k[i + 1])
-        out[a:b] = _attend(q[a:b], k[c:d], v[c:d], scale).to(q.dtype)
+        out[a:b] = attend(q[a:b], k[c:d], v[c:d], scale).to(q.dtype)
     return out
 
 
@@ -110,7 +90,7 @@ def mha_batch_prefill(q, k, v, cu_seqlens_q, kv_indptr, kv_page_indices, max_seq
     for i in range(len(cu) - 1):
         pages = kv_page_indices[ind[i]:ind[i + 1]]
         n = (len(pages) - 1) * PAGE + int(kv_last_page_lens[i])
-        res[cu[i]:cu[i + 1]] = _attend(q[cu[i]:cu[i + 1]], _gather(k, pages, n),
+        res[cu[i]:cu[i + 1]] = attend(q[cu[i]:cu[i + 1]], _gather(k, pages, n),
                                        _gather(v, pages, n), softmax_scale).to(q.dtype)
     return [res]
 
@@ -125,7 +105,7 @@ def paged_attention_ragged(out, workspace_buffer, query, key_cache, value_cache,
         n = (len(pages) - 1) * block_size + int(kv_last_page_lens[i])
         k = _gather(key_cache, pages, n) * float(k_scale)
         v = _gather(value_cache, pages, n) * float(v_scale)
-        out[i:i + 1] = _attend(query[i:i + 1], k, v, scale).to(out.dtype)
+        out[i:i + 1] = attend(query[i:i + 1], k, v, scale).to(out.dtype)
 
 
 def mla_decode_stage1_asm_fwd(Q, KV, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_lens,
@@ -135,7 +115,7 @@ def mla_decode_stage1_asm_fwd(Q, KV, qo_indptr, kv_indptr, kv_page_indices, kv_l
         pages = kv_page_indices[ind[i]:ind[i + 1]]
         n = (len(pages) - 1) * PAGE + int(kv_last_page_lens[i])
         lat = _gather(KV, pages, n)                      # [n, 1, 576]: V = first 512 dims
-        o = _attend(Q[i:i + 1], lat, lat[..., :MLA_DV], softmax_scale)
+        o = attend(Q[i:i + 1], lat, lat[..., :MLA_DV], softmax_scale)
         splitData[i] = o[0].to(splitData.dtype)[None].expand(splitData.shape[1], -1, -1)
         splitLse[i] = 0.0
 
@@ -155,7 +135,7 @@ def cutlass_mla_decode(out, q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_ta
     for i, n in enumerate(seq_lens.tolist()):
         nb = (n + PAGE - 1) // PAGE
         lat = kv_c_and_k_pe_cache[page_table[i, :nb].long()].flatten(0, 1)[:n, None].float()
-        out[i] = _attend(q[i:i + 1], lat, lat[..., :MLA_DV], scale)[0].to(out.dtype)
+        out[i] = attend(q[i:i + 1], lat, lat[..., :MLA_DV], scale)[0].to(out.dtype)
 
 
 FI_DECODE = ("batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_e4m3_dtype_o_bf16_dtype_idx_i32_"
@@ -172,52 +152,53 @@ def flashinfer_batch_decode(float_workspace_buffer, int_workspace_buffer, plan_i
         pages = paged_kv_indices[ind[i]:ind[i + 1]]
         n = (len(pages) - 1) * paged_k_cache.shape[1] + int(paged_kv_last_page_len[i])
         k, v = _gather(paged_k_cache, pages, n), _gather(paged_v_cache, pages, n)
-        o[i:i + 1] = _attend(q[i:i + 1], k, v, sm_scale).to(o.dtype)
+        o[i:i + 1] = attend(q[i:i + 1], k, v, sm_scale).to(o.dtype)
 
 
 def register_ops() -> None:
-    if _LIBS:
-        return
     tail = ("int max_seqlen_q, int max_seqlen_k, int min_seqlen_q, float p_dropout, "
             "float softmax_scale, float logits_soft_cap, bool zero_tensors, bool is_causal, "
             "int window_size_left, int window_size_right, bool return_softmax_lse, "
             "bool return_dropout_randval, Tensor? out=None) -> Tensor[]")
     for name in ("mha_varlen_fwd", "fmha_v3_varlen_fwd"):
-        _define(f"{name}(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, "
-                f"Tensor cu_seqlens_k, {tail}", mha_varlen_fwd)
-    _define("mha_batch_prefill(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, "
-            "Tensor kv_indptr, Tensor kv_page_indices, int max_seqlen_q, int max_seqlen_k, "
-            "float p_dropout, float softmax_scale, float logits_soft_cap, bool zero_tensors, "
-            "bool is_causal, int window_size_left, int window_size_right, "
-            "bool return_softmax_lse, bool return_dropout_randval, Tensor? out=None, "
-            "Tensor? kv_last_page_lens=None) -> Tensor[]", mha_batch_prefill)
-    _define("paged_attention_ragged(Tensor(a!) out, Tensor workspace_buffer, Tensor query, "
-            "Tensor key_cache, Tensor value_cache, float scale, Tensor kv_indptr, "
-            "Tensor kv_page_indices, Tensor? kv_last_page_lens, int block_size, "
-            "int max_num_partitions, Tensor? alibi_slopes, str kv_cache_dtype, "
-            "str kv_cache_layout, float logits_soft_cap, Tensor k_scale, Tensor v_scale, "
-            "Tensor? fp8_out_scale, int partition_size) -> ()", paged_attention_ragged)
-    _define("mla_decode_stage1_asm_fwd(Tensor Q, Tensor KV, Tensor qo_indptr, Tensor kv_indptr, "
-            "Tensor kv_page_indices, Tensor kv_last_page_lens, int max_seqlen_q, "
-            "float softmax_scale, Tensor(a!) splitData, Tensor(b!) splitLse) -> ()",
-            mla_decode_stage1_asm_fwd)
-    _define("_flash_attn_varlen_forward(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, "
-            "Tensor cu_seqlens_k, int max_seqlen_q, int max_seqlen_k, float dropout_p, "
-            "float softmax_scale, bool causal, int window_size_left=-1, "
-            "int window_size_right=-1, float softcap=0.0, Tensor? alibi_slopes=None, "
-            "bool return_softmax=False, Tensor? block_table=None, Tensor? leftpad_k=None, "
-            "Tensor? seqused_k=None) -> (Tensor, Tensor, Tensor, Tensor)",
-            flash_attn_varlen_forward, ns="flash_attn")
-    _define("cutlass_mla_decode(Tensor(a!) out, Tensor q_nope, Tensor q_pe, "
-            "Tensor kv_c_and_k_pe_cache, Tensor seq_lens, Tensor page_table, float scale) -> ()",
-            cutlass_mla_decode, ns="_C")
-    _define("run(Tensor(a!) float_workspace_buffer, Tensor(b!) int_workspace_buffer, "
-            "Tensor plan_info_vec, Tensor q, Tensor(c!)? paged_k_cache, "
-            "Tensor(d!)? paged_v_cache, Tensor paged_kv_indptr, Tensor paged_kv_indices, "
-            "Tensor paged_kv_last_page_len, Tensor(e!) o, Tensor(f!)? maybe_lse, "
-            "int kv_layout_code, int window_left, bool enable_pdl, Tensor? alibi_slopes, "
-            "float logits_soft_cap, float sm_scale, float rope_scale, float rope_theta) -> ()",
-            flashinfer_batch_decode, ns=FI_DECODE)
+        define("aiter", f"{name}(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, "
+               f"Tensor cu_seqlens_k, {tail}", mha_varlen_fwd)
+    define("aiter", "mha_batch_prefill(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, "
+           "Tensor kv_indptr, Tensor kv_page_indices, int max_seqlen_q, int max_seqlen_k, "
+           "float p_dropout, float softmax_scale, float logits_soft_cap, bool zero_tensors, "
+           "bool is_causal, int window_size_left, int window_size_right, "
+           "bool return_softmax_lse, bool return_dropout_randval, Tensor? out=None, "
+           "Tensor? kv_last_page_lens=None) -> Tensor[]", mha_batch_prefill)
+    define("aiter", "paged_attention_ragged(Tensor(a!) out, Tensor workspace_buffer, "
+           "Tensor query, "
+           "Tensor key_cache, Tensor value_cache, float scale, Tensor kv_indptr, "
+           "Tensor kv_page_indices, Tensor? kv_last_page_lens, int block_size, "
+           "int max_num_partitions, Tensor? alibi_slopes, str kv_cache_dtype, "
+           "str kv_cache_layout, float logits_soft_cap, Tensor k_scale, Tensor v_scale, "
+           "Tensor? fp8_out_scale, int partition_size) -> ()", paged_attention_ragged)
+    define("aiter", "mla_decode_stage1_asm_fwd(Tensor Q, Tensor KV, Tensor qo_indptr, "
+           "Tensor kv_indptr, "
+           "Tensor kv_page_indices, Tensor kv_last_page_lens, int max_seqlen_q, "
+           "float softmax_scale, Tensor(a!) splitData, Tensor(b!) splitLse) -> ()",
+           mla_decode_stage1_asm_fwd)
+    define("flash_attn", "_flash_attn_varlen_forward(Tensor q, Tensor k, Tensor v, "
+           "Tensor cu_seqlens_q, "
+           "Tensor cu_seqlens_k, int max_seqlen_q, int max_seqlen_k, float dropout_p, "
+           "float softmax_scale, bool causal, int window_size_left=-1, "
+           "int window_size_right=-1, float softcap=0.0, Tensor? alibi_slopes=None, "
+           "bool return_softmax=False, Tensor? block_table=None, Tensor? leftpad_k=None, "
+           "Tensor? seqused_k=None) -> (Tensor, Tensor, Tensor, Tensor)",
+           flash_attn_varlen_forward)
+    define("_C", "cutlass_mla_decode(Tensor(a!) out, Tensor q_nope, Tensor q_pe, "
+           "Tensor kv_c_and_k_pe_cache, Tensor seq_lens, Tensor page_table, float scale) -> ()",
+           cutlass_mla_decode)
+    define(FI_DECODE, "run(Tensor(a!) float_workspace_buffer, Tensor(b!) int_workspace_buffer, "
+           "Tensor plan_info_vec, Tensor q, Tensor(c!)? paged_k_cache, "
+           "Tensor(d!)? paged_v_cache, Tensor paged_kv_indptr, Tensor paged_kv_indices, "
+           "Tensor paged_kv_last_page_len, Tensor(e!) o, Tensor(f!)? maybe_lse, "
+           "int kv_layout_code, int window_left, bool enable_pdl, Tensor? alibi_slopes, "
+           "float logits_soft_cap, float sm_scale, float rope_scale, float rope_theta) -> ()",
+           flashinfer_batch_decode)
 
 
 def _pages_for(kv_lens, gen, num_blocks):

@@ -2,9 +2,9 @@
 
     . .venv/bin/activate && python scripts/capture_flashinfer_flashmla_fixtures.py [--out fixtures]
 
-Registers stand-in custom ops with torch.library under the exact names and positional
-argument order the profiler records (see perfreport/models/attention_flashinfer_prefill.py and
-attention_flashmla.py for the sources):
+Registers stand-in custom ops with torch.library (through scripts/stand_in_library.py) under
+the exact names and positional argument order the profiler records (see
+perfreport/models/attention_flashinfer_prefill.py and attention_flashmla.py for the sources):
 
 * FlashInfer v0.2.1 – v0.3.x FA2 JIT modules, ``<uri>::ragged_run`` and ``<uri>::paged_run``
   (``csrc/batch_prefill_jit_pybind.cu`` order with the FA2 ``ADDITIONAL_FUNC_PARAMS`` of
@@ -12,9 +12,9 @@ attention_flashmla.py for the sources):
 * vLLM's FlashMLA ``_flashmla_C::fwd_kvcache_mla`` (vllm-project/FlashMLA ``csrc/torch_api.cpp``)
   and ``_flashmla_extension_C::fwd_kvcache_mla_fp8`` (``csrc/extension/torch_api.cpp``).
 
-Each stand-in computes a small real attention in torch (per request; causal bottom-right),
-inside a vLLM detailed iteration annotation whose statistics match its shapes. Calls, in
-trace order (H_Q 8, H_KV 2, head dim 64, BF16 queries unless noted):
+Each stand-in computes a small real attention in torch (scripts/stand_in_attention.py, per
+request; causal bottom-right), inside a vLLM detailed iteration annotation whose statistics
+match its shapes. Calls, in trace order (H_Q 8, H_KV 2, head dim 64, BF16 queries unless noted):
 
 1. ``ragged_run`` over the new tokens only (SGLang's extend pass), causal: 2 prefill requests,
    a chunk of 24 new tokens on 40 cached (sk 64) and 8 new (sk 8) -> PREFILL below;
@@ -35,8 +35,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from capture_attention_fixtures import DECODE, DECODE_KV, _attend, _define
 from fixture_io import capture_cpu, fixture_main  # scripts/ is on sys.path when a script runs
+from stand_in_attention import DECODE, DECODE_KV, attend
+from stand_in_library import define
 
 import torch
 
@@ -57,9 +58,9 @@ _TAIL = ("int mask_mode_code, int layout, int window_left, bool enable_pdl, "
 
 
 def _masked(q, k, v, scale, causal, window):
-    """_attend with a non-causal or a sliding-window (W = window keys) variant."""
+    """``attend`` with a non-causal or a sliding-window (W = window keys) variant."""
     if causal and window is None:
-        return _attend(q, k, v, scale)
+        return attend(q, k, v, scale)
     g = q.shape[1] // k.shape[1]
     qf, kf, vf = (t.float().repeat_interleave(r, 1).transpose(0, 1)
                   for t, r in ((q, 1), (k, g), (v, g)))
@@ -119,7 +120,7 @@ def _mla(q, kcache, head_size_v, seqlens_k, block_table, softmax_scale):
     for i, n in enumerate(seqlens_k.tolist()):
         nb = (n + MLA_PAGE - 1) // MLA_PAGE
         lat = _latent(kcache, block_table[i, :nb].long())[:n]
-        out[i] = _attend(q[i].float(), lat, lat[..., :head_size_v], softmax_scale).to(out.dtype)
+        out[i] = attend(q[i].float(), lat, lat[..., :head_size_v], softmax_scale).to(out.dtype)
     lse = torch.zeros(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32)
     return [out, lse]
 
@@ -138,24 +139,27 @@ def fwd_kvcache_mla_fp8(q, kcache, head_size_v, seqlens_k, block_table, softmax_
 
 def register_ops() -> None:
     for uri in (RAGGED,):
-        _define("ragged_run(Tensor(a!) float_workspace_buffer, Tensor(b!) int_workspace_buffer, "
-                "Tensor plan_info_vec, Tensor q, Tensor k, Tensor v, Tensor qo_indptr, "
-                f"Tensor kv_indptr, Tensor(c!) o, Tensor(d!)? maybe_lse, {_TAIL}",
-                ragged_run, ns=uri)
+        define(uri, "ragged_run(Tensor(a!) float_workspace_buffer, "
+               "Tensor(b!) int_workspace_buffer, "
+               "Tensor plan_info_vec, Tensor q, Tensor k, Tensor v, Tensor qo_indptr, "
+               f"Tensor kv_indptr, Tensor(c!) o, Tensor(d!)? maybe_lse, {_TAIL}", ragged_run)
     for uri in (PAGED, PAGED_SWA):
-        _define("paged_run(Tensor(a!) float_workspace_buffer, Tensor(b!) int_workspace_buffer, "
-                "Tensor plan_info_vec, Tensor q, Tensor paged_k_cache, Tensor paged_v_cache, "
-                "Tensor qo_indptr, Tensor paged_kv_indptr, Tensor paged_kv_indices, "
-                "Tensor paged_kv_last_page_len, Tensor(c!) o, Tensor(d!)? maybe_lse, "
-                f"{_TAIL}", paged_run, ns=uri)
-    _define("fwd_kvcache_mla(Tensor q, Tensor kcache, int head_size_v, Tensor seqlens_k, "
-            "Tensor block_table, float softmax_scale, bool is_causal, "
-            "Tensor tile_scheduler_metadata, Tensor num_splits, bool is_fp8, "
-            "Tensor? indices) -> Tensor[]", fwd_kvcache_mla, ns="_flashmla_C")
-    _define("fwd_kvcache_mla_fp8(Tensor q, Tensor kcache, int head_size_v, Tensor seqlens_k, "
-            "Tensor block_table, float softmax_scale, bool is_causal, "
-            "Tensor tile_scheduler_metadata, Tensor num_splits, Tensor? descale_q, "
-            "Tensor? descale_k) -> Tensor[]", fwd_kvcache_mla_fp8, ns="_flashmla_extension_C")
+        define(uri, "paged_run(Tensor(a!) float_workspace_buffer, "
+               "Tensor(b!) int_workspace_buffer, "
+               "Tensor plan_info_vec, Tensor q, Tensor paged_k_cache, Tensor paged_v_cache, "
+               "Tensor qo_indptr, Tensor paged_kv_indptr, Tensor paged_kv_indices, "
+               "Tensor paged_kv_last_page_len, Tensor(c!) o, Tensor(d!)? maybe_lse, "
+               f"{_TAIL}", paged_run)
+    define("_flashmla_C", "fwd_kvcache_mla(Tensor q, Tensor kcache, int head_size_v, "
+           "Tensor seqlens_k, "
+           "Tensor block_table, float softmax_scale, bool is_causal, "
+           "Tensor tile_scheduler_metadata, Tensor num_splits, bool is_fp8, "
+           "Tensor? indices) -> Tensor[]", fwd_kvcache_mla)
+    define("_flashmla_extension_C", "fwd_kvcache_mla_fp8(Tensor q, Tensor kcache, "
+           "int head_size_v, Tensor seqlens_k, "
+           "Tensor block_table, float softmax_scale, bool is_causal, "
+           "Tensor tile_scheduler_metadata, Tensor num_splits, Tensor? descale_q, "
+           "Tensor? descale_k) -> Tensor[]", fwd_kvcache_mla_fp8)
 
 
 def _pages(lens, page, gen, num_blocks):

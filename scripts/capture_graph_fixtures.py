@@ -3,7 +3,8 @@
     . .venv/bin/activate && python scripts/capture_graph_fixtures.py [--out fixtures]
 
 A two-layer stand-in decode model (embedding, per layer q/k/v GEMMs, ``sglang::store_cache``
-with SGLang's real signature, the output GEMM and the residual add, then the LM head) runs
+with SGLang's real signature, registered through scripts/stand_in_library.py, the output GEMM
+and the residual add, then the LM head) runs
 under ``torch.profiler.profile(activities=[CPU], record_shapes=True)`` in the order SGLang's
 CUDA-graph runner uses (see docs/analyze.md for the source files):
 
@@ -36,6 +37,7 @@ import sys
 from pathlib import Path
 
 from fixture_io import write_profile  # scripts/ is on sys.path when a script runs
+from stand_in_library import define
 
 import torch
 import torch.nn.functional as F
@@ -54,7 +56,6 @@ KERNELS = {   # op -> (kernel name, replay duration µs)
 KERNEL_US = {k: v[1] for k, v in KERNELS.items()}
 MI300X = [{"id": 0, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
            "computeMajor": 9, "computeMinor": 4, "warpSize": 64, "numSms": 304}]
-_LIBS: list = []
 
 
 def store_cache(k, v, k_cache, v_cache, indices, *, row_bytes=0, num_split=0, size_limit=0):
@@ -62,14 +63,12 @@ def store_cache(k, v, k_cache, v_cache, indices, *, row_bytes=0, num_split=0, si
     v_cache[indices] = v
 
 
-def _define() -> None:
-    lib = torch.library.Library("sglang", "DEF")
+def register_ops() -> None:
     # SGLang python/sglang/jit_kernel/kvcache.py: store_cache(k, v, k_cache, v_cache, indices,
     # *, row_bytes=0, num_split=0, size_limit=0), registered into torch.ops.sglang
-    lib.define("store_cache(Tensor k, Tensor v, Tensor(a!) k_cache, Tensor(b!) v_cache, "
-               "Tensor indices, *, int row_bytes=0, int num_split=0, int size_limit=0) -> ()")
-    lib.impl("store_cache", store_cache, "CPU")
-    _LIBS.append(lib)
+    define("sglang", "store_cache(Tensor k, Tensor v, Tensor(a!) k_cache, Tensor(b!) v_cache, "
+           "Tensor indices, *, int row_bytes=0, int num_split=0, int size_limit=0) -> ()",
+           store_cache)
 
 
 def _weights(gen):
@@ -197,7 +196,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(0)
-    _define()
+    register_ops()
     embed, layers, lm = _weights(gen)
     max_bs = max(CAPTURE_BS)
     ids = torch.zeros(max_bs, dtype=torch.int64)             # static graph input buffers

@@ -2,10 +2,10 @@
 
     . .venv/bin/activate && python scripts/capture_inference_fixtures.py [--out fixtures]
 
-Registers stand-in custom ops with torch.library under the exact names and positional
-signatures of the serving stacks (``vllm::unified_attention_with_output``,
-``_rocm_C::paged_attention``, ``aiter::paged_attention_v1``); the stand-ins compute a
-small real paged attention in torch. For three KV caches (BF16, FP8 as
+Registers stand-in custom ops with torch.library (through scripts/stand_in_library.py) under
+the exact names and positional signatures of the serving stacks
+(``vllm::unified_attention_with_output``, ``_rocm_C::paged_attention``,
+``aiter::paged_attention_v1``); the stand-ins compute a small real paged attention in torch. For three KV caches (BF16, FP8 as
 ``float8_e4m3fnuz`` storage, FP8 as ``uint8`` storage; queries always BF16) it runs a
 decode step and a mixed prefill+decode step, each inside a vLLM detailed iteration
 annotation whose statistics match the shapes, under
@@ -38,6 +38,7 @@ import sys
 from pathlib import Path
 
 from fixture_io import write_profile  # scripts/ is on sys.path when a script runs
+from stand_in_library import define
 
 import torch
 
@@ -50,15 +51,7 @@ CACHES = (("bf16", torch.bfloat16, "auto"),
           ("fp8_fnuz", torch.float8_e4m3fnuz, "fp8_e4m3"),
           ("fp8_uint8", torch.uint8, "fp8"))
 
-_LIBS: list = []
 _CTX: dict = {}       # the "forward context": the KV cache is not an argument of the parent
-
-
-def _define(ns: str, schema: str, fn) -> None:
-    lib = torch.library.Library(ns, "DEF")
-    lib.define(schema)
-    lib.impl(schema.split("(", 1)[0], fn, "CPU")
-    _LIBS.append(lib)
 
 
 def _dequant(t: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
@@ -131,24 +124,22 @@ def unified_attention_with_output(query, key, value, output, layer_name, output_
 
 
 def register_ops() -> None:
-    if _LIBS:
-        return
-    _define("vllm", "unified_attention_with_output(Tensor query, Tensor key, Tensor value, "
-            "Tensor(a!) output, str layer_name, Tensor? output_scale=None, "
-            "Tensor? output_block_scale=None) -> ()", unified_attention_with_output)
-    _define("_rocm_C", "paged_attention(Tensor(a!) out, Tensor exp_sums, Tensor max_logits, "
-            "Tensor tmp_out, Tensor query, Tensor key_cache, Tensor value_cache, "
-            "int num_kv_heads, float scale, Tensor block_tables, Tensor seq_lens, "
-            "Tensor? query_start_loc, int block_size, int max_seq_len, Tensor? alibi_slopes, "
-            "str kv_cache_dtype, Tensor k_scale, Tensor v_scale, Tensor? fp8_out_scale, "
-            "str mfma_type) -> ()", rocm_paged_attention)
-    _define("aiter", "paged_attention_v1(Tensor(a!) out, Tensor workspace_buffer, "
-            "Tensor query, Tensor key_cache, Tensor value_cache, float scale, "
-            "Tensor block_tables, Tensor? cu_query_lens, Tensor context_lens, "
-            "int max_context_len, Tensor? alibi_slopes, str kv_cache_dtype, "
-            "str kv_cache_layout, float logits_soft_cap, Tensor k_scale, Tensor v_scale, "
-            "Tensor? fp8_out_scale, int partition_size, int mtp, int sliding_window) -> ()",
-            aiter_paged_attention_v1)
+    define("vllm", "unified_attention_with_output(Tensor query, Tensor key, Tensor value, "
+           "Tensor(a!) output, str layer_name, Tensor? output_scale=None, "
+           "Tensor? output_block_scale=None) -> ()", unified_attention_with_output)
+    define("_rocm_C", "paged_attention(Tensor(a!) out, Tensor exp_sums, Tensor max_logits, "
+           "Tensor tmp_out, Tensor query, Tensor key_cache, Tensor value_cache, "
+           "int num_kv_heads, float scale, Tensor block_tables, Tensor seq_lens, "
+           "Tensor? query_start_loc, int block_size, int max_seq_len, Tensor? alibi_slopes, "
+           "str kv_cache_dtype, Tensor k_scale, Tensor v_scale, Tensor? fp8_out_scale, "
+           "str mfma_type) -> ()", rocm_paged_attention)
+    define("aiter", "paged_attention_v1(Tensor(a!) out, Tensor workspace_buffer, "
+           "Tensor query, Tensor key_cache, Tensor value_cache, float scale, "
+           "Tensor block_tables, Tensor? cu_query_lens, Tensor context_lens, "
+           "int max_context_len, Tensor? alibi_slopes, str kv_cache_dtype, "
+           "str kv_cache_layout, float logits_soft_cap, Tensor k_scale, Tensor v_scale, "
+           "Tensor? fp8_out_scale, int partition_size, int mtp, int sliding_window) -> ()",
+           aiter_paged_attention_v1)
 
 
 def _make_cache(dtype, shape, gen):

@@ -15,16 +15,11 @@ import serving_vision_ops
 from serving_moe_ops import E, H, I, K, T
 from serving_quant_ops import FP8_MAX
 
-_REGISTERED: list = []
-
 
 def register_ops() -> None:
-    """Register every stand-in op once per process."""
-    if _REGISTERED:
-        return
+    """Register every stand-in op (stand_in_library skips those already registered)."""
     for family in (serving_moe_ops, serving_kv_cache_ops, serving_quant_ops, serving_vision_ops):
         family.register()
-    _REGISTERED.append(True)
 
 
 # ---- MoE: vLLM, aiter, CUTLASS ----------------------------------------------------------------

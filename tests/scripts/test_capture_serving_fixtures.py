@@ -1,7 +1,8 @@
 """scripts/capture_serving_fixtures.py (and capture_moe_ep_fixtures.py, which shares its routing
 stand-ins) re-captured into tmp_path: the op names, argument shapes and dtypes the model tests read
-from fixtures/serving_*.json.gz must be what the generator writes, so the generator cannot drift
-from the tests that use its fixtures.
+from fixtures/serving_*.json.gz must be what the generator writes (tests/scripts/conftest.py
+captures; test_capture_scripts.py compares every captured file with the committed one), so the
+generator cannot drift from the tests that use its fixtures.
 
 Shapes from the workload constants (scripts/serving_moe_ops.py, scripts/serving_workloads.py):
 MoE T 6, H 64, I 96 (2I = 192), E 8, k 2; KV T 5, Hkv 2, D 16, page 4, 6 blocks (24 slots),
@@ -9,17 +10,12 @@ MLA latent 32 + rope 8 = 40; quant T 8, H 64, group 32 (64 / 32 = 2 groups per t
 """
 from __future__ import annotations
 
-import gzip
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+
+from tests.scripts.kit import ROOT, cpu_ops, load, op
 
 torch = pytest.importorskip("torch")
 
-ROOT = Path(__file__).resolve().parents[2]
 BF, F32, I32, I64, U8 = "c10::BFloat16", "float", "int", "long int", "unsigned char"
 E4M3, E4M3FNUZ = "c10::Float8_e4m3fn", "c10::Float8_e4m3fnuz"
 
@@ -107,38 +103,9 @@ CONCRETE = [
 FAMILIES = sorted({f for f, *_ in EXPECTED})
 
 
-def _cpu_ops(path: Path) -> list[dict]:
-    with gzip.open(path) as f:
-        trace = json.load(f)
-    return [e for e in trace["traceEvents"] if e.get("cat") == "cpu_op"]
-
-
-def _op(ops: list[dict], name: str, i: int) -> dict:
-    hits = [e for e in ops if e["name"] == name]
-    assert len(hits) > i, f"{name}: {len(hits)} in the trace, wanted occurrence {i}"
-    return hits[i]
-
-
-def _structure(ops: list[dict]) -> list[tuple]:
-    """The capture's content, timestamps and ids left out."""
-    return [(e["name"], e["args"].get("Input Dims"), e["args"].get("Input type"),
-             e["args"].get("Concrete Inputs")) for e in ops]
-
-
-@pytest.fixture(scope="module")
-def captured(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("serving")
-    for script in ("capture_serving_fixtures.py", "capture_moe_ep_fixtures.py"):
-        r = subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--out", str(out)],
-                           cwd=ROOT, capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0, f"{script}: {r.stderr[-2000:]}"
-    return out
-
-
 def test_every_family_is_written_with_its_metadata(captured):
     for fam in FAMILIES:
-        with gzip.open(captured / f"serving_{fam}.json.gz") as f:
-            trace = json.load(f)
+        trace = load(captured / f"serving_{fam}.json.gz")
         assert trace["traceName"] == f"serving_{fam}.json.gz"
         assert trace["metadata"] == {"generator": "scripts/capture_serving_fixtures.py",
                                      "family": fam, "torch": torch.__version__}
@@ -147,32 +114,22 @@ def test_every_family_is_written_with_its_metadata(captured):
 @pytest.mark.parametrize("where", ["captured", "committed"])
 def test_the_ops_the_models_read_have_their_shapes(where, captured):
     base = captured if where == "captured" else ROOT / "fixtures"
-    ops = {fam: _cpu_ops(base / f"serving_{fam}.json.gz") for fam in FAMILIES}
+    ops = {fam: cpu_ops(base / f"serving_{fam}.json.gz") for fam in FAMILIES}
     for fam, name, i, dims, types in EXPECTED:
-        args = _op(ops[fam], name, i)["args"]
+        args = op(ops[fam], name, i)["args"]
         assert (args["Input Dims"], args["Input type"]) == (dims, types), (where, name, i)
     for fam, name, i, pos, value in CONCRETE:
-        assert _op(ops[fam], name, i)["args"]["Concrete Inputs"][pos] == value, (where, name, pos)
+        assert op(ops[fam], name, i)["args"]["Concrete Inputs"][pos] == value, (where, name, pos)
 
 
 def test_moe_forward_shows_the_packed_mxfp4_weight_views(captured):
     """The pass reads E from views of [E, *, *] weights under moe_forward: uint8 [E, H/2, 2I]
     = [8, 32, 192] and [E, I/2, H] = [8, 48, 64]."""
-    ops = _cpu_ops(captured / "serving_moe.json.gz")
-    fwd = _op(ops, "vllm::moe_forward", 0)
+    ops = cpu_ops(captured / "serving_moe.json.gz")
+    fwd = op(ops, "vllm::moe_forward", 0)
     inside = [e for e in ops if e["tid"] == fwd["tid"] and e is not fwd
               and fwd["ts"] <= e["ts"] and e["ts"] + e["dur"] <= fwd["ts"] + fwd["dur"]]
     views = [(e["args"]["Input Dims"][0], e["args"]["Input type"][0]) for e in inside
              if e["name"] == "aten::view"]
     assert ([8, 32, 192], U8) in views and ([8, 48, 64], U8) in views
     assert [e["name"] for e in inside if e["name"] in ("TopK", "SortTokens")] == ["TopK", "SortTokens"]
-
-
-@pytest.mark.parametrize("fam", FAMILIES + ["moe_ep"])
-def test_the_committed_fixture_is_what_the_generator_writes(fam, captured):
-    committed = ROOT / "fixtures" / f"serving_{fam}.json.gz"
-    with gzip.open(committed) as f:
-        made_with = json.load(f)["metadata"]["torch"]
-    if made_with != torch.__version__:
-        pytest.skip(f"{committed.name} was captured with torch {made_with}, this is {torch.__version__}")
-    assert _structure(_cpu_ops(captured / committed.name)) == _structure(_cpu_ops(committed))

@@ -1,0 +1,39 @@
+"""Every scripts/capture_*_fixtures.py run once per session into a temporary folder through its
+command line (tests/scripts/run_captures.py: two processes side by side, the stand-in ops a
+script registers live in the process's torch op table). Without torch the tests that use
+``captured`` skip."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.scripts.kit import ROOT, WRITES
+
+
+# two processes, run side by side: scripts that define the same op name with different
+# stand-ins (sglang::store_cache, vllm::moe_forward) go to different ones
+GROUPS = [["capture_serving_fixtures.py"],
+          [s for s in WRITES if s != "capture_serving_fixtures.py"]]
+
+
+def _run(scripts: list[str], out: Path) -> subprocess.CompletedProcess:
+    # torch's own thread count is left alone: with OMP_NUM_THREADS=1 some aten calls take
+    # another path and record other child ops than the committed fixtures hold
+    return subprocess.run([sys.executable, str(Path(__file__).with_name("run_captures.py")),
+                           str(out), *scripts], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture(scope="session")
+def captured(tmp_path_factory) -> Path:
+    pytest.importorskip("torch")
+    out = tmp_path_factory.mktemp("captured")
+    with ThreadPoolExecutor(max_workers=len(GROUPS)) as pool:
+        runs = list(pool.map(lambda g: _run(g, out), GROUPS))
+    for group, r in zip(GROUPS, runs):
+        assert r.returncode == 0, f"{', '.join(group)}: {r.stderr[-2000:]}"
+    return out
