@@ -40,12 +40,8 @@ class RankCoverage:
         return self.total.modelled_pct
 
     def rank_line(self, rank: int) -> str:
-        c = self.ranks[rank]
-        if not c.total_us:
-            return f"coverage: rank {rank}: no {c.basis} to cover"
-        return (f"coverage: rank {rank}: modelled {c.modelled_pct:.1f}% of {c.total_us:,.1f} µs {c.basis}"
-                f", communication {c.pct(c.communication_us):.1f}%, memcpy/memset {c.pct(c.memcpy_us):.1f}%"
-                f", unmodelled {c.pct(c.unmodelled_total_us):.1f}%")
+        """That rank's headline (:meth:`Coverage.headline`), named for the rank."""
+        return self.ranks[rank].headline(f"rank {rank}")
 
     def lines(self, shorten=None) -> list[str]:
         """The total's statement (headline, by reason, errors, top unmodelled), then one line per rank."""

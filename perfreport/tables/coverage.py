@@ -108,18 +108,25 @@ class Coverage:
         """Modelled share of the total in %, what ``--min-coverage`` compares (0 with no time)."""
         return self.pct(self.modelled_us)
 
+    def headline(self, who: str = "") -> str:
+        """The first line: the total and its four shares. ``who`` names whose time it is
+        (``"rank 3"``) when a report states several (multi/coverage.py)."""
+        if not self.total_us:
+            return f"coverage: {who + ' has ' if who else ''}no {self.basis} to cover"
+        whose = f"{who}'s " if who else ""
+        return (f"coverage of {whose}{self.total_us:,.1f} µs {self.basis}: modelled {self.modelled_pct:.1f}%"
+                f", communication {self.pct(self.communication_us):.1f}%"
+                f", memcpy/memset {self.pct(self.memcpy_us):.1f}%"
+                f", unmodelled {self.pct(self.unmodelled_total_us):.1f}%")
+
     def lines(self, shorten=None) -> list[str]:
         """The statement as plain text lines (console summary, notes sheet).
 
         ``shorten(name) -> str``, when given, shortens the op / kernel names of the top
         unmodelled list (a kernel name can run to thousands of characters)."""
+        out = [self.headline()]
         if not self.total_us:
-            return [f"coverage: no {self.basis} to cover"]
-        head = (f"coverage of {self.total_us:,.1f} µs {self.basis}: modelled {self.modelled_pct:.1f}%"
-                f", communication {self.pct(self.communication_us):.1f}%"
-                f", memcpy/memset {self.pct(self.memcpy_us):.1f}%"
-                f", unmodelled {self.pct(self.unmodelled_total_us):.1f}%")
-        out = [head]
+            return out
         by = sorted(((t, r) for r, t in self.unmodelled_us.items() if t > 0), reverse=True)
         if by:
             out.append("coverage: unmodelled by reason: " + "; ".join(

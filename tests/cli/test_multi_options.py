@@ -59,7 +59,7 @@ def test_audit_lists_flags_per_rank(tmp_path):
     rank1 = "\n".join(out[i1 + 1:])
     assert "above roofline: 1 row(s)" in rank1 and "aten::mm ((64, 64), (64, 64)) x1" in rank1
     assert "fit in the 50 MiB last-level cache" in rank1
-    assert any(x.startswith("coverage: rank 1: modelled ") for x in out[1:i0])
+    assert any(x.startswith("coverage of rank 1's ") for x in out[1:i0])
 
 
 def test_html_one_page_for_the_merged_report(ranks, tmp_path):

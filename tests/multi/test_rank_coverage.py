@@ -45,10 +45,10 @@ def test_per_rank_and_total_hand_values(run):
     assert lines[0] == ("coverage of 772.0 µs GPU time over 4 ranks: modelled 13.0%, communication 87.0%, "
                         "memcpy/memset 0.0%, unmodelled 0.0%")
     assert lines[-4:] == [
-        "coverage: rank 0: modelled 5.1% of 196.0 µs GPU time, communication 94.9%, memcpy/memset 0.0%, unmodelled 0.0%",
-        "coverage: rank 1: modelled 10.3% of 194.0 µs GPU time, communication 89.7%, memcpy/memset 0.0%, unmodelled 0.0%",
-        "coverage: rank 2: modelled 15.6% of 192.0 µs GPU time, communication 84.4%, memcpy/memset 0.0%, unmodelled 0.0%",
-        "coverage: rank 3: modelled 21.1% of 190.0 µs GPU time, communication 78.9%, memcpy/memset 0.0%, unmodelled 0.0%"]
+        "coverage of rank 0's 196.0 µs GPU time: modelled 5.1%, communication 94.9%, memcpy/memset 0.0%, unmodelled 0.0%",
+        "coverage of rank 1's 194.0 µs GPU time: modelled 10.3%, communication 89.7%, memcpy/memset 0.0%, unmodelled 0.0%",
+        "coverage of rank 2's 192.0 µs GPU time: modelled 15.6%, communication 84.4%, memcpy/memset 0.0%, unmodelled 0.0%",
+        "coverage of rank 3's 190.0 µs GPU time: modelled 21.1%, communication 78.9%, memcpy/memset 0.0%, unmodelled 0.0%"]
     # --min-coverage 15: ranks 0 (5.1%) and 1 (10.3%) and the total (13.0%) are under
     assert [(r, round(p, 1)) for r, p, _ in cov.below(15.0)] == [(0, 5.1), (1, 10.3), (None, 13.0)]
     assert cov.below(5.0) == []

@@ -2,6 +2,8 @@
 and, where headless Chromium is installed, that it loads offline with an empty console."""
 from __future__ import annotations
 
+import html
+
 import pytest
 
 from perfreport.multi import analyze_ranks
@@ -24,8 +26,9 @@ def test_sections_and_figures(report):
     for h in ("Roofline, all ranks", "Ranks", "GPU timeline by rank", "Top 2 of 2 ops by their slowest rank",
               "Collectives", "Notes"):
         assert f"<h2>{h}" in text, h
+    page = html.unescape(text)                             # the page escapes ' as &#x27;
     for line in report.coverage.lines():                  # the statement, each line once
-        assert text.count(line) == 1, line
+        assert page.count(line) == 1, line
     assert text.count('class="pt"') == 3                   # one aten::mm point per rank
     assert "rank 2: aten::mm" in text                      # hover names the rank
     assert text.count('<p>GPU 0 of rank ') == 3            # one timeline bar per rank
