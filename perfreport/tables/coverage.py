@@ -183,11 +183,16 @@ def merge_coverage(covs: list[Coverage], basis: str) -> Coverage:
             key = (r["name"], r["reason"])
             by_name[key] = by_name.get(key, 0.0) + r["time (µs)"]
         out.hints.update(c.hints)
-    un = out.unmodelled_us
-    out.unmodelled_us = {k: un[k] for k in REASONS if k in un} | {k: v for k, v in un.items() if k not in REASONS}
-    top = sorted(((t, n, p) for (n, p), t in by_name.items()), key=lambda x: -x[0])[:TOP]
-    out.top_unmodelled = [{"name": n, "reason": p, "time (µs)": t, "percent (%)": out.pct(t)} for t, n, p in top]
+    _finish(out, out.unmodelled_us, by_name)
     return out
+
+
+def _finish(cov: Coverage, un: dict, by_name: dict) -> None:
+    """Set ``cov``'s unmodelled parts (``un``: reason -> µs, in :data:`REASONS` order, others
+    after) and its top :data:`TOP` unmodelled (name, reason) of ``by_name`` by time."""
+    cov.unmodelled_us = {k: un[k] for k in REASONS if k in un} | {k: v for k, v in un.items() if k not in REASONS}
+    top = sorted(((t, n, p) for (n, p), t in by_name.items() if t > 0), key=lambda x: -x[0])[:TOP]
+    cov.top_unmodelled = [{"name": n, "reason": p, "time (µs)": t, "percent (%)": cov.pct(t)} for t, n, p in top]
 
 
 def row_parts(*, modelled: bool, total: float, comm: float, memcpy: float, reason: str) -> dict:
@@ -223,9 +228,7 @@ def build_coverage(rows: list[dict], *, has_gpu: bool = True, hints: dict | None
                     cov.model_errors[r["reason"]] = cov.model_errors.get(r["reason"], 0.0) + us
                 k = (r["name"], part)
                 by_name[k] = by_name.get(k, 0.0) + us
-    cov.unmodelled_us = {k: un[k] for k in REASONS if k in un} | {k: v for k, v in un.items() if k not in REASONS}
-    top = sorted(((t, n, p) for (n, p), t in by_name.items() if t > 0), key=lambda x: -x[0])[:TOP]
-    cov.top_unmodelled = [{"name": n, "reason": p, "time (µs)": t, "percent (%)": cov.pct(t)} for t, n, p in top]
+    _finish(cov, un, by_name)
     cov.hints = {k: v for k, v in (hints or {}).items() if un.get(k, 0.0) > 0}
     return cov
 
