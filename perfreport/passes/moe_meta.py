@@ -22,9 +22,10 @@ Writes on each such op (only what it found):
   states' dtype when the config has no quantization (unquantized weights are stored at the
   model dtype).
 
-On the fused-experts ops that take the (local) weights as arguments (``FUSED_OPS``) it
-writes only ``moe_config = {num_experts}`` from the model config: their global expert count
-when neither ``expert_map`` nor ``expert_mask`` is recorded (models/moe_ep.py).
+On the other ops whose model declares ``moe_config`` (the fused-experts ops that take the
+(local) weights as arguments, :func:`perfreport.passes.ops_needing`) it writes only
+``moe_config = {num_experts}`` from the model config: their global expert count when neither
+``expert_map`` nor ``expert_mask`` is recorded (models/moe_ep.py).
 
 Returns at once on traces without these ops.
 """
@@ -32,13 +33,9 @@ from __future__ import annotations
 
 from perfreport.errors import ModelError
 from perfreport.events import CPU_OP
-from perfreport.passes import register_pass
+from perfreport.passes import ops_needing, register_pass
 
 MOE_OPS = ("vllm::moe_forward", "vllm::moe_forward_shared")
-# ops taking the (local) expert weights: only the model config's expert count is written
-FUSED_OPS = ("vllm::inplace_fused_experts", "vllm::outplace_fused_experts",
-             "sglang::inplace_fused_experts", "sglang::outplace_fused_experts",
-             "aiter::fused_moe_", "vllm::rocm_aiter_fused_moe")
 # routing ops: name -> how to read k
 TOPK_CONCRETE = {"TopK": 1}                                   # triton_kernels TopK(x, k, ...)
 TOPK_OUT_DIMS = {"_moe_C::topk_softmax": 0, "vllm::rocm_aiter_topk_softmax": 0,
@@ -111,8 +108,10 @@ def _format_from_config(cfg) -> str | None:
 def annotate_moe(tree) -> None:
     cfg = tree.model_config
     if cfg is not None and cfg.num_experts:
-        for n in FUSED_OPS:          # the global expert count under expert parallelism
-            for op in tree.ops_named(n):
+        # the global expert count under expert parallelism, for every other op whose model
+        # asks for moe_config (the fused-experts family of the registry, --models ones too)
+        for op in ops_needing(tree, "moe_config"):
+            if op.name not in MOE_OPS:
                 op.set_meta("moe_config", {"num_experts": cfg.num_experts})
     ops = [o for n in MOE_OPS for o in tree.ops_named(n)]
     if not ops:
@@ -154,4 +153,4 @@ def annotate_moe(tree) -> None:
             op.set_meta("moe_config", mc)
 
 
-__all__ = ["annotate_moe", "MOE_OPS", "FUSED_OPS"]
+__all__ = ["annotate_moe", "MOE_OPS"]

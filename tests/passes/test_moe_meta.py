@@ -76,3 +76,21 @@ def test_expert_parallel_views_and_config_on_fused_ops():
     assert (w13[0], w2[0], extra) == ((2, 192, 64), (2, 64, 96), 0.0)
     for fused in tree.ops_named("vllm::outplace_fused_experts") + tree.ops_named("aiter::fused_moe_"):
         assert fused.perf_meta == {"moe_config": {"num_experts": 8}}
+
+
+def test_config_expert_count_reaches_every_fused_experts_op(tmp_path):
+    """Every op the registry gives to FusedExperts (which declares ``needs = ("moe_config",)``)
+    gets the model config's num_experts, aiter::ck_moe included; an op whose model does not ask
+    for it gets nothing."""
+    from perfreport.models.registry import model_for
+    from tests.read.kit import read_and_build, x_event
+    names = ("aiter::ck_moe", "aiter::fused_moe_", "sglang::outplace_fused_experts", "aten::mm")
+    evs = [x_event("cpu_op", n, 10.0 * i, 5.0) for i, n in enumerate(names)]
+    _, tree = read_and_build(tmp_path, evs)
+    tree.model_config = parse_model_config({"hidden_size": 64, "num_experts": 8}, "ep.json")
+    annotate_moe(tree)
+    for n in names[:3]:
+        assert "moe_config" in getattr(model_for(n), "needs", ()), n
+        (op,) = tree.ops_named(n)
+        assert op.perf_meta == {"moe_config": {"num_experts": 8}}, n
+    assert not tree.ops_named("aten::mm")[0].perf_meta
