@@ -97,8 +97,11 @@ def test_varlen_estimate():
     assert (m.B, m.N_Q, m.N_KV) == (3, 10, 20) and m.flops() == 307200
 
 
+# the batch of test_varlen_on_chunk_statistics_and_fallback: 3 sequences (cu_seqlens [3 + 1]) of
+# 5, 10, 15 new tokens on 5, 20, 35 keys: total_q 5 + 10 + 15 = 30, total_k 5 + 20 + 35 = 60,
+# max_seqlen_q max(5, 10, 15) = 15, max_seqlen_k max(5, 20, 35) = 35 (Concrete Inputs 5 and 6)
 VARLEN_DIMS = [[30, 4, 32], [60, 4, 32], [60, 4, 32], [4], [4]] + [[]] * 7
-VARLEN_CI = ["", "", "", "", "", "12", "25", "0.0", "", "True", "-1", "-1"]
+VARLEN_CI = ["", "", "", "", "", "15", "35", "0.0", "", "True", "-1", "-1"]
 
 
 def _with_stats(o, ann):
@@ -118,7 +121,7 @@ def test_varlen_on_chunk_statistics_and_fallback():
     assert m.flops() == 294_400 and m.params()["lengths"] == "chunk statistics"
     bdims = [[30, 4, 32], [30, 4, 32], [60, 4, 32], [60, 4, 32], [30, 4, 32], [4, 30],
              [30, 4, 32], [60, 4, 32], [60, 4, 32], [4], [4]] + [[]] * 9
-    bci = [""] * 15 + ["True", "-1", "-1", "", ""]
+    bci = [""] * 11 + ["15", "35", "", ""] + ["True", "-1", "-1", "", ""]   # max_seqlen at 11, 12
     b = sdpa.FlashAttnVarlenBackward(_with_stats(op(
         "flash_attn::_flash_attn_varlen_backward", bdims, [BF16] * 9 + ["int", "int"] + ["Scalar"] * 9,
         bci), ann))
@@ -129,6 +132,10 @@ def test_varlen_on_chunk_statistics_and_fallback():
         "flash_attn::_flash_attn_varlen_forward", VARLEN_DIMS, types, VARLEN_CI), other))
     # B 3, N_Q 10, N_KV 20, bottom-right causal 10*20 - 50 = 150: 2*3*4*150*64 = 230,400
     assert f.flops() == 230_400 and f.params()["lengths"] == "mean"
+    # its bounds (every split of 30 / 60 tokens with max_seqlen 15 / 35) hold the true split's
+    # 294,400; max_seqlen 12 / 25 (no sequence of 15 / 35) would give 408 … 510 pairs, not 575
+    (a,) = f.assumptions()
+    assert "max_seqlen 15/35" in a.text and a.flops_min <= 294_400 <= a.flops_max
 
 
 def test_inconsistent_heads_raise():
