@@ -16,9 +16,11 @@ def test_every_spec_has_cited_host_link_and_llc():
 
 def test_pcie_gen5_x16_figure():
     # PCIe Gen5 x16: 32 GT/s x 16 lanes x 128/130 encoding / 8 bits = 63.0 GB/s per direction;
-    # datasheets round it to 128 GB/s bidirectional = 64 GB/s per direction
+    # datasheets round it to 128 GB/s bidirectional = 64 GB/s per direction (32 x 16 / 8 = 64,
+    # before encoding). B200: PCIe Gen5 x16 in DGX B200 (NVIDIA's MLPerf system description)
     assert 32 * 16 * 128 / 130 / 8 == pytest.approx(63.0, abs=0.02)
-    for key in ("h100_sxm", "h200", "mi300x", "mi325x", "mi355x"):
+    assert 32 * 16 / 8 == 64.0
+    for key in ("h100_sxm", "h200", "b200", "mi300x", "mi325x", "mi355x"):
         assert load_arch(key).host_link_gbps == 64.0
 
 
