@@ -11,6 +11,12 @@ from __future__ import annotations
 
 import torch
 
+# Some aten ops take another path (and record other child ops) with one intra-op thread than
+# with several, so a capture depends on the machine's core count unless it is pinned. The
+# committed fixtures were captured with 2 threads; every capture script imports this module.
+CAPTURE_THREADS = 2
+torch.set_num_threads(CAPTURE_THREADS)
+
 _LIBS: list = []
 _KERNELS: dict = {}     # (ns, op name) -> the CPU kernel registered for it
 

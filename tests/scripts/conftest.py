@@ -21,8 +21,8 @@ GROUPS = [["capture_serving_fixtures.py"],
 
 
 def _run(scripts: list[str], out: Path) -> subprocess.CompletedProcess:
-    # torch's own thread count is left alone: with OMP_NUM_THREADS=1 some aten calls take
-    # another path and record other child ops than the committed fixtures hold
+    # the environment's thread count does not matter: stand_in_library pins torch to
+    # CAPTURE_THREADS (one thread records other child ops than the committed fixtures hold)
     return subprocess.run([sys.executable, str(Path(__file__).with_name("run_captures.py")),
                            str(out), *scripts], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
