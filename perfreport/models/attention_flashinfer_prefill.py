@@ -54,9 +54,11 @@ one is taken as SGLang's prefix pass (``sglang/srt/layers/attention/flashinfer_b
 ``forward_extend``: ragged over the new tokens with causal=True, paged over the cached prefix
 with causal=False, merged by LSE): sk_i − sq_i keys, sqsk − sqsq pairs, every key as the
 Assumption's other bound. Otherwise the sums come from the shapes (B = len(qo_indptr) − 1, total_q, total_k
-or, paged, between (pages − B)·page + B and pages·page keys, point = the upper bound) with
-sqsq/sqsk estimated for equal requests (``stats.iteration_formats.group_from_sums``) and the
-bounds as :class:`~perfreport.models.base.Assumption`.
+or, paged, between (pages − B)·page + B (causal: and at least N_Q, the cache holds the new
+tokens) and pages·page keys, point = the upper bound) with sqsq/sqsk estimated for equal
+requests (``stats.iteration_formats.group_from_sums``; a non-causal paged run, whose prefix
+may be shorter than its new tokens, bounds sqsk by sk … sq·sk) and the bounds as
+:class:`~perfreport.models.base.Assumption`.
 
 Per group (sq, sk, sqsq, sqsk): pairs = sqsk − sqsq/2 causal (the bottom-right count of the
 other prefill models), sqsk non-causal and for decode rows; window_left = w ≥ 0 caps a causal
@@ -340,7 +342,19 @@ class FlashInferPagedPrefill(FlashInferRaggedPrefill):
             raise ModelError(f"{self.op.name}: paged_kv_indices is not 1-d")
         r = self.B or 1
         hi = self.pages * self.page
-        return max(hi - r * (self.page - 1), self.N_Q, 0), hi
+        # every request's last page holds >= 1 key; a causal run's cache also holds its new
+        # tokens (keys >= N_Q), a non-causal prefix pass's need not (a prefix shorter than them)
+        return max(hi - r * (self.page - 1), self.N_Q if self.causal else 0, 0), hi
+
+    def from_shapes(self, why: str):
+        """The shared estimate; a non-causal run (the prefix pass: sk_i < sq_i possible) bounds
+        sqsk by sk (each key paired with >= 1 query of its request) instead of sq²/R, which
+        assumes sk_i >= sq_i."""
+        groups, text, kv = super().from_shapes(why)
+        g = groups[0]
+        if self.mask == 0 and "sqsk" in g["est"]:
+            g["est"] = dict(g["est"], sqsk=(min(g["sk"], g["sqsk"]), g["est"]["sqsk"][1]))
+        return groups, text, kv
 
     def fit_keys(self, groups):
         """Causal: the paged cache holds every key of each request (new ones appended).

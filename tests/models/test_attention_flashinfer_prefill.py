@@ -169,3 +169,22 @@ def test_paged_custom_mask_every_pair_bounded_by_causal():
     assert "custom mask" in a.text
     assert (a.flops_min, a.flops_max, a.bytes_min, a.bytes_max) == (
         777_420_800, 879_820_800, 3_608_576, 3_608_576)
+
+
+def test_paged_non_causal_shapes_only_bounds_hold_a_prefix_shorter_than_the_queries():
+    # no annotation: 2 requests, 150 new tokens, 4 listed pages of 16 -> at most 64 prefix keys,
+    # at least 64 - 2*15 = 34 (each request's last page holds >= 1 key); a prefix pass may read
+    # fewer keys than it has queries, so N_Q = 150 is no lower bound (it was: bounds "150 … 64")
+    m = _paged(mask=0, step=None, pages=4)
+    # point: 64 keys, equal requests: sqsk = 150*64/2 = 4,800 pairs (non-causal: every pair)
+    # FLOPs 16,384*4,800 = 78,643,200; bytes 2,457,600 + 64*8*256*1 = 2,588,672
+    assert (m.flops(), m.bytes()) == (78_643_200, 2_588_672)
+    kv, per_req = m.assumptions()
+    assert "bounds 34 … 64" in kv.text
+    # 34 keys: sqsk 150*34/2 = 2,550 -> 41,779,200 FLOPs, 2,457,600 + 34*2,048 = 2,527,232 B
+    assert (kv.flops_min, kv.flops_max, kv.bytes_min, kv.bytes_max) == (
+        41_779_200, 78_643_200, 2_527_232, 2_588_672)
+    # the split: sqsk in [sk, sq*sk] = [64, 9,600] (each key has >= 1 query of its request);
+    # sq²/R = 11,250 assumed sk_i >= sq_i and put the point outside its own bounds
+    assert (per_req.flops_min, per_req.flops_max) == (16_384 * 64, 16_384 * 9_600)
+    assert per_req.flops_min <= m.flops() <= per_req.flops_max
