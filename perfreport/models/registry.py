@@ -244,13 +244,13 @@ def _install() -> None:
     MODEL_PATTERNS.append((re.compile(fi.BATCH_DECODE_RUN), fi.FlashInferBatchDecode))
     MODEL_PATTERNS.append((re.compile(fi.BATCH_DECODE_RUN_V020), fi.FlashInferBatchDecodeV020))
     # FlashInfer batch prefill, ragged K/V and paged cache (attention_flashinfer_prefill.py)
-    from perfreport.models import attention_flashinfer_prefill as fip
-    for rx, cls in ((fip.RAGGED_RUN, fip.FlashInferRaggedPrefill),
-                    (fip.PAGED_RUN, fip.FlashInferPagedPrefill),
-                    (fip.RAGGED_RUN_AOT, fip.FlashInferRaggedPrefill),
-                    (fip.PAGED_RUN_AOT, fip.FlashInferPagedPrefill),
-                    (fip.RAGGED_RUN_V020, fip.FlashInferRaggedPrefillV020),
-                    (fip.PAGED_RUN_V020, fip.FlashInferPagedPrefillV020)):
+    from perfreport.models import attention_flashinfer_prefill as fip, flashinfer_names as fin
+    for rx, cls in ((fin.RAGGED_RUN, fip.FlashInferRaggedPrefill),
+                    (fin.PAGED_RUN, fip.FlashInferPagedPrefill),
+                    (fin.RAGGED_RUN_AOT, fip.FlashInferRaggedPrefill),
+                    (fin.PAGED_RUN_AOT, fip.FlashInferPagedPrefill),
+                    (fin.RAGGED_RUN_V020, fip.FlashInferRaggedPrefillV020),
+                    (fin.PAGED_RUN_V020, fip.FlashInferPagedPrefillV020)):
         MODEL_PATTERNS.append((re.compile(rx), cls))
     # FlashMLA decode as vLLM registers it (attention_flashmla.py)
     from perfreport.models import attention_flashmla as fmla

@@ -127,12 +127,6 @@ def test_name_head_dims_must_match_tensors():
         _ragged(150, name=URI.format(kv="bf16", d=128, swa=False) + "::ragged_run")
 
 
-def test_parse_uri_fa3_and_v020():
-    u = fip.parse_uri(URI.format(kv="e4m3", d=128, swa=True) + "_sm90::paged_run")
-    assert (u["dtype_kv"], u["head_dim_qk"], u["use_swa"], u["backend"]) == ("e4m3", 128, True, "fa3")
-    assert fip.parse_uri("flashinfer_kernels::batch_prefill_with_paged_kv_cache_run") is None
-
-
 def test_paged_non_causal_is_the_prefix_pass():
     # SGLang extend with a cached prefix: ragged_run over the new tokens (causal), then
     # paged_run over the prefix only (mask_mode 0). Prefix keys 562 - 150 = 412,
