@@ -55,6 +55,8 @@ from perfreport.models.dtypes import bytes_per_element, precision_of
 from perfreport.models.varlen_bounds import pair_bounds
 from perfreport.stats.chunks import chunk_stats
 
+BWD_FACTOR = 2.5      # backward FLOPs / forward (module doc: 5 matmuls of the forward's 2)
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -147,8 +149,16 @@ class AttentionFwd(PerfModel):
             p["window"] = self.window
         return p
 
+    def fwd_flops_at(self, pairs: float) -> float:
+        """Forward FLOPs of a batch with ``pairs`` (q, k) pairs in all: 2·H_Q·P·(d_qk + d_v)."""
+        return 2.0 * self.H_Q * pairs * (self.d_qk + self.d_v)
+
+    def flops_at(self, pairs: float) -> float:
+        """This op's FLOPs at ``pairs`` pairs (forward; AttentionBwd: BWD_FACTOR × forward)."""
+        return self.fwd_flops_at(pairs)
+
     def fwd_flops(self) -> float:
-        return 2.0 * self.B * self.H_Q * self.pairs() * (self.d_qk + self.d_v)
+        return self.fwd_flops_at(self.B * self.pairs())
 
     def flops(self) -> float:
         return self.fwd_flops()
@@ -161,10 +171,6 @@ class AttentionFwd(PerfModel):
 
     def precision(self) -> str:
         return precision_of(self.q.dtype)
-
-    def _pairs_flops(self, pairs: float) -> float:
-        """FLOPs of a batch with ``pairs`` (q, k) pairs in all (backward: 2.5x)."""
-        return 2.0 * self.H_Q * pairs * (self.d_qk + self.d_v) * (2.5 if self.backward else 1.0)
 
     def assumptions(self) -> list[Assumption]:
         """Varlen on mean lengths: the per-sequence split is unknown (models/varlen_bounds.py)."""
@@ -183,15 +189,18 @@ class AttentionFwd(PerfModel):
             f"sequence lengths: mean {self.N_Q:g} query / {self.N_KV:g} key tokens over "
             f"{self.B} sequences (total {self.total_q} / {self.total_k}, max_seqlen {mx}); the "
             f"split is not recorded: {point:g} (q, k) pairs, bounds {lo:g} … {hi:g}",
-            nb, nb, self._pairs_flops(lo), self._pairs_flops(hi))]
+            nb, nb, self.flops_at(lo), self.flops_at(hi))]
 
 
 class AttentionBwd(AttentionFwd):
     category = "SDPA_bwd"
     backward = True
 
+    def flops_at(self, pairs: float) -> float:
+        return BWD_FACTOR * self.fwd_flops_at(pairs)
+
     def flops(self) -> float:
-        return 2.5 * self.fwd_flops()
+        return BWD_FACTOR * self.fwd_flops()
 
     def bytes(self) -> float:
         qkv = self.q.nbytes + self.k.nbytes + self.v.nbytes
@@ -261,7 +270,7 @@ class _OnChunkStats:
     def fwd_flops(self) -> float:
         if self.chunk_pairs is None:
             return super().fwd_flops()
-        return 2.0 * self.H_Q * self.chunk_pairs * (self.d_qk + self.d_v)
+        return self.fwd_flops_at(self.chunk_pairs)
 
     def params(self) -> dict:
         p = super().params()
