@@ -74,15 +74,15 @@ FORMAT_BITS = {"bf16": (16, 0.0), "fp16": (16, 0.0), "fp32": (32, 0.0), "fp8": (
 
 
 def expected_distinct(E: int, k: int, T: int) -> float:
-    """Experts touched by T tokens each routed to k of E, expected under uniform routing."""
-    if T <= 0 or k <= 0:
-        return 0.0
-    return E * (1.0 - (1.0 - min(k, E) / E) ** T)
+    """Experts touched by T tokens each routed to k of E, expected under uniform routing:
+    E·(1 − (1 − k/E)^T), the one-rank case of :func:`moe_ep.expected_distinct_local`."""
+    return ep.expected_distinct_local(T, k, E, E)
 
 
 def distinct_bounds(E: int, k: int, T: int) -> tuple[int, int]:
-    """(fewest, most) distinct experts: all tokens agree (k) / all picks differ (min(E, T·k))."""
-    return min(k, E), min(E, T * k)
+    """(fewest, most) distinct experts: all tokens agree (k) / all picks differ (min(E, T·k));
+    the one-rank case of :func:`moe_ep.distinct_local_bounds`."""
+    return ep.distinct_local_bounds(T, k, E, E)
 
 
 @dataclass(frozen=True)
@@ -196,13 +196,10 @@ class FusedMoE(PerfModel):
             raise ModelError(f"{op.name}: top-k {self.k} > {e_g} experts")
         self.E_global = e_g
         self.ep = e_g != e_l
-        if self.ep:
-            self.A = ep.expected_assignments(self.T, self.k, e_l, e_g)
-            self.tokens = ep.expected_tokens(self.T, self.k, e_l, e_g)
-            self.D = ep.expected_distinct_local(self.T, self.k, e_l, e_g)
-        else:
-            self.A, self.tokens = float(self.T * self.k), float(self.T)
-            self.D = expected_distinct(e_l, self.k, self.T)
+        # at E_l = E_g: A = T·k, every token loaded, D = E·(1 − (1 − k/E)^T) (models/moe_ep.py)
+        self.A = ep.expected_assignments(self.T, self.k, e_l, e_g)
+        self.tokens = ep.expected_tokens(self.T, self.k, e_l, e_g)
+        self.D = ep.expected_distinct_local(self.T, self.k, e_l, e_g)
 
     def _parse(self) -> None:
         raise NotImplementedError

@@ -50,8 +50,11 @@ def test_one_rank_reduces_to_the_single_rank_formulas(T, k, E):
     assert ep.expected_assignments(T, k, E, E) == T * k
     assert ep.assignment_bounds(T, k, E, E) == (T * k, T * k)
     assert ep.expected_tokens(T, k, E, E) == T and ep.token_bounds(T, k, E, E) == (T, T)
-    assert ep.expected_distinct_local(T, k, E, E) == expected_distinct(E, k, T)
-    assert ep.distinct_local_bounds(T, k, E, E) == distinct_bounds(E, k, T)
+    # the single-rank closed forms (models/moe.py delegates to these): E·(1 − (1 − k/E)^T)
+    # expected, bounds k (all tokens agree) … min(E, T·k) (all picks distinct)
+    assert ep.expected_distinct_local(T, k, E, E) == pytest.approx(E * (1 - (1 - k / E) ** T))
+    assert expected_distinct(E, k, T) == ep.expected_distinct_local(T, k, E, E)
+    assert ep.distinct_local_bounds(T, k, E, E) == distinct_bounds(E, k, T) == (min(k, E), min(E, T * k))
 
 
 @pytest.fixture(scope="module")
