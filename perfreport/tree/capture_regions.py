@@ -23,6 +23,7 @@ smallest captured size (SGLang ``_pad_to_bucket``, vLLM pads to its capture size
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from typing import NamedTuple
 
@@ -127,13 +128,44 @@ def region_tokens(nodes: list[Op]) -> int | None:
     return Counter(firsts).most_common(1)[0][0] if firsts else None
 
 
+def _by_thread(ct: TraceTree) -> dict:
+    """(pid, tid) -> (its events by start time, their start times), for :func:`bisect`."""
+    th: dict = {}
+    for o in ct.ops:
+        th.setdefault((o.pid, o.tid), []).append(o)
+    out = {}
+    for k, v in th.items():
+        v.sort(key=lambda o: o.ts)
+        out[k] = (v, [o.ts for o in v])
+    return out
+
+
+def _union_by_pid(windows) -> dict:
+    """pid -> (starts, stops) of the union of its closed ``(pid, w0, w1)`` windows, by time."""
+    by: dict = {}
+    for p, w0, w1 in windows:
+        by.setdefault(p, []).append((w0, w1))
+    out = {}
+    for p, iv in by.items():
+        merged: list = []
+        for w0, w1 in sorted(iv):
+            if merged and w0 <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], w1)
+            else:
+                merged.append([w0, w1])
+        out[p] = ([a for a, _ in merged], [b for _, b in merged])
+    return out
+
+
 def _sglang(ct: TraceTree, begins, ends, calls, excluded, notes) -> list[Region]:
     out, windows = [], []
+    threads = _by_thread(ct)
     for i, b in enumerate(begins):
         w0, w1 = _window(b, ends, b.end)
         windows.append((b.pid, w0, w1))
-        ops = [o for o in ct.ops if w0 <= o.ts and o.end <= w1 + _EPS and o.pid == b.pid
-               and o.tid == b.tid and o is not b]
+        evs, starts = threads[(b.pid, b.tid)]   # the pair's thread, by time: one slice per region
+        lo, hi = bisect_left(starts, w0), bisect_right(starts, w1 + _EPS)
+        ops = [o for o in evs[lo:hi] if o.end <= w1 + _EPS and o is not b]
         nodes = []
         for c in ops:
             if c.cat in LAUNCH and node_kind(c.name):
@@ -145,8 +177,12 @@ def _sglang(ct: TraceTree, begins, ends, calls, excluded, notes) -> list[Region]
         out.append(Region(f"capture {i + 1}/{len(begins)}" + (f" (bs={bs})" if bs else ""),
                           SGLANG, bs, "input shapes of the ops launching its nodes" if bs else "unknown",
                           w0, w1, nodes, ops))
-    eager = sum(1 for c in calls if not any(p == c.pid and w0 <= c.ts <= w1
-                                            for p, w0, w1 in windows))
+    inside = _union_by_pid(windows)
+    eager = 0
+    for c in calls:
+        starts, stops = inside.get(c.pid, ((), ()))
+        k = bisect_right(starts, c.ts) - 1
+        eager += not (k >= 0 and c.ts <= stops[k])
     if eager:
         why = OUTSIDE + " (SGLang: the eager warm-up forwards before each capture)"
         excluded[why] = excluded.get(why, 0) + eager
