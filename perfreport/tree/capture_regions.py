@@ -198,7 +198,18 @@ def find_regions(ct: TraceTree, annotation: str | None = None) -> Regions:
     ``annotation`` names one vLLM region. Without it: annotations ``capture_<bs>_...`` or
     annotations enclosing exactly one BeginCapture are vLLM regions; otherwise each
     BeginCapture..EndCapture pair is an SGLang region.
+
+    Kept on ``ct`` per ``annotation`` (a capture tree is read-only once built):
+    :func:`~perfreport.tree.graph_capture.load_capture` checks the layout and
+    ``merge_graph_capture`` uses the regions, one search for both.
     """
+    memo = ct.__dict__.setdefault("_capture_regions", {})
+    if annotation not in memo:
+        memo[annotation] = _find_regions(ct, annotation)
+    return memo[annotation]
+
+
+def _find_regions(ct: TraceTree, annotation: str | None) -> Regions:
     begins, ends, calls = _calls(ct)
     excluded: dict = {}
     notes: list[str] = []

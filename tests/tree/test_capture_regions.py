@@ -93,3 +93,14 @@ def test_per_size_file_of_the_scheduled_profiler():
     f = find_regions(ct)
     assert f.layout == SGLANG and [(r.batch_size, len(r.nodes)) for r in f.regions] == [(16, 14)]
     assert f.excluded == {}                 # the warm-ups were not recorded
+
+
+def test_load_and_merge_share_one_region_search(monkeypatch):
+    """load_capture checks the layout and merge_graph_capture uses the regions: one search."""
+    from perfreport.tree import capture_regions as cr
+    calls = []
+    real = cr._find_regions
+    monkeypatch.setattr(cr, "_find_regions", lambda ct, ann: calls.append(ann) or real(ct, ann))
+    ct, ann = load_capture(str(FIX / "sglang_tiny_capture"))
+    assert cr.find_regions(ct, ann) is cr.find_regions(ct, ann)
+    assert calls == [None]
