@@ -282,12 +282,15 @@ def _from_details(d: Path, annotation: str | None):
         files = sorted(f for f in d.iterdir() if f.name.endswith((".json", ".json.gz")))
         per_bs = [f for f in files if _PER_BS.fullmatch(f.name)]
         ranks = {_PER_BS.fullmatch(f.name).group(2) for f in per_bs}
+        if not files:
+            raise BadInput(str(d), "no execution_details.json (vLLM) and no .json/.json.gz "
+                           "capture trace in the directory")
         if len(files) == 1:
             return files[0], annotation
         if files and len(per_bs) == len(files) and len(ranks) == 1:
             return sorted(per_bs, key=lambda f: -int(_PER_BS.fullmatch(f.name).group(1))), None
         raise BadInput(str(d), f"no execution_details.json and {len(files)} trace files that "
-                       "are not one rank's <Runner>_bs_<n>_rank<r>.json.gz set: name the file")
+                       "are not one rank's <Runner>_bs_<n>_rank<r>.json.gz set: name one file")
     try:
         details = json.loads((d / "execution_details.json").read_text())
         entries = [(e["file"], f"capture_{e['batch_size']}_{e['mode']}") for e in details]

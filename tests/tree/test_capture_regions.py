@@ -104,3 +104,17 @@ def test_load_and_merge_share_one_region_search(monkeypatch):
     ct, ann = load_capture(str(FIX / "sglang_tiny_capture"))
     assert cr.find_regions(ct, ann) is cr.find_regions(ct, ann)
     assert calls == [None]
+
+
+def test_capture_directory_errors_name_the_directory_and_the_problem(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(BadInput, match="no .json/.json.gz capture trace in the directory") as e:
+        load_capture(str(empty))
+    assert str(empty) in str(e.value)
+    two = tmp_path / "two"
+    two.mkdir()
+    for n in ("a.json", "b.json.gz"):
+        (two / n).write_bytes(b"{}")
+    with pytest.raises(BadInput, match="2 trace files that are not one rank's .*: name one file"):
+        load_capture(str(two))
