@@ -290,7 +290,7 @@ def _from_details(d: Path, annotation: str | None):
         if files and len(per_bs) == len(files) and len(ranks) == 1:
             return sorted(per_bs, key=lambda f: -int(_PER_BS.fullmatch(f.name).group(1))), None
         raise BadInput(str(d), f"no execution_details.json and {len(files)} trace files that "
-                       "are not one rank's <Runner>_bs_<n>_rank<r>.json.gz set: name one file")
+                       "are not one rank's <Runner>_bs_<n>_rank<r>.json.gz set: name the file")
     try:
         details = json.loads((d / "execution_details.json").read_text())
         entries = [(e["file"], f"capture_{e['batch_size']}_{e['mode']}") for e in details]

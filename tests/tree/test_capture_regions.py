@@ -116,5 +116,5 @@ def test_capture_directory_errors_name_the_directory_and_the_problem(tmp_path):
     two.mkdir()
     for n in ("a.json", "b.json.gz"):
         (two / n).write_bytes(b"{}")
-    with pytest.raises(BadInput, match="2 trace files that are not one rank's .*: name one file"):
+    with pytest.raises(BadInput, match="2 trace files that are not one rank's .*: name the file"):
         load_capture(str(two))
