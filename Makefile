@@ -21,7 +21,9 @@ demo: install
 	$(VENV)/bin/perfreport analyze fixtures/h100_qwen_0.5b.json.gz -o out/h100_qwen_0.5b_perf_report.xlsx --summary
 
 test: install
-	$(PY) -m pytest -q
+	$(VENV)/bin/ruff check perfreport tests scripts benchmarks
+	$(VENV)/bin/ruff format --check perfreport tests scripts benchmarks
+	$(PY) -m pytest -n auto
 
 test-gpu: install
 	$(PY) -m pytest -q -m gpu

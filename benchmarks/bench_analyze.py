@@ -11,6 +11,7 @@ Then, in the same run, measures wall time and peak RSS (of a fresh child process
 Prints a table; ratios are against the baseline measured in this run. ``--phases`` adds the
 wall time and RSS after each stage of analyze (read, tree, passes, sheets, workbook).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,7 +35,7 @@ def build(source: Path, dst: Path, size_mb: float) -> tuple[int, int]:
     events = doc.pop("traceEvents")
     ts = [e["ts"] for e in events if isinstance(e.get("ts"), (int, float))]
     span = max(ts) - min(ts) + 1000.0
-    id_step = 10 ** 7
+    id_step = 10**7
     target = size_mb * 1e6
     copies = 0
     n_events = 0
@@ -57,9 +58,11 @@ def build(source: Path, dst: Path, size_mb: float) -> tuple[int, int]:
     return copies, n_events
 
 
-_MEASURE = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
-            "r = subprocess.run(sys.argv[1:]); w = time.perf_counter() - t; "
-            "print(r.returncode, w, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+_MEASURE = (
+    "import resource, subprocess, sys, time; t = time.perf_counter(); "
+    "r = subprocess.run(sys.argv[1:]); w = time.perf_counter() - t; "
+    "print(r.returncode, w, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
 
 
 def measure(cmd: list[str]) -> tuple[int, float, float]:
@@ -97,8 +100,7 @@ print(f"records: {len(tree.ops):,} ops, {len(tree.gpu):,} GPU events of {tree.n_
 
 def phases(big: Path, out: Path) -> str:
     """Wall time and RSS after each stage of analyze, in one fresh child process."""
-    r = subprocess.run([sys.executable, "-c", _PHASES, str(big), str(out)], capture_output=True,
-                       text=True, check=True)
+    r = subprocess.run([sys.executable, "-c", _PHASES, str(big), str(out)], capture_output=True, text=True, check=True)
     return r.stdout
 
 
@@ -107,27 +109,34 @@ def main() -> None:
     ap.add_argument("--size-mb", type=float, default=500)
     ap.add_argument("--source", default=str(ROOT / "fixtures" / "h100_qwen_0.5b.json.gz"))
     ap.add_argument("--keep", action="store_true", help="keep the generated trace")
-    ap.add_argument("--phases", action="store_true",
-                    help="also time each stage (read, tree, passes, sheets, workbook) in a child")
+    ap.add_argument(
+        "--phases", action="store_true", help="also time each stage (read, tree, passes, sheets, workbook) in a child"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         big = Path(d) / "big_trace.json"
         t = time.perf_counter()
         copies, n = build(Path(args.source), big, args.size_mb)
         size = big.stat().st_size
-        print(f"built {big.name}: {size / 1e6:.0f} MB, {n:,} events ({copies} copies of "
-              f"{Path(args.source).name}) in {time.perf_counter() - t:.1f} s", flush=True)
+        print(
+            f"built {big.name}: {size / 1e6:.0f} MB, {n:,} events ({copies} copies of "
+            f"{Path(args.source).name}) in {time.perf_counter() - t:.1f} s",
+            flush=True,
+        )
         base = measure([sys.executable, "-c", f"import json; json.load(open({str(big)!r}))"])
-        ours = measure([sys.executable, "-m", "perfreport.cli", "analyze", str(big), "-o",
-                        str(Path(d) / "out.xlsx"), "-q"])
+        ours = measure(
+            [sys.executable, "-m", "perfreport.cli.app", "analyze", str(big), "-o", str(Path(d) / "out.xlsx"), "-q"]
+        )
         rows = [("json.load (baseline)", *base), ("perfreport analyze", *ours)]
         print()
-        print(f"| command | exit | wall (s) | peak RSS (MB) | wall / baseline | RSS / JSON size |")
-        print(f"|---|---|---|---|---|---|")
+        print("| command | exit | wall (s) | peak RSS (MB) | wall / baseline | RSS / JSON size |")
+        print("|---|---|---|---|---|---|")
         for name, rc, wall, rss in rows:
             print(f"| {name} | {rc} | {wall:.2f} | {rss:.0f} | {wall / base[1]:.2f} | {rss * 2**20 / size:.3f} |")
-        print(f"\nMB/s: json.load {size / 1e6 / base[1]:.0f}, analyze {size / 1e6 / ours[1]:.0f}; "
-              f"{os.cpu_count()} CPUs; python {sys.version.split()[0]}")
+        print(
+            f"\nMB/s: json.load {size / 1e6 / base[1]:.0f}, analyze {size / 1e6 / ours[1]:.0f}; "
+            f"{os.cpu_count()} CPUs; python {sys.version.split()[0]}"
+        )
         if args.phases:
             print("\n| stage | wall (s) | RSS after (MB) |\n|---|---|---|")
             print(phases(big, Path(d) / "phases.xlsx"), end="")

@@ -9,6 +9,7 @@ whole file is read), a ``NaN`` in an argument (repaired). Times ``read_trace`` i
 process (best of --repeat) and prints one table: seconds, and the ratio to the clean read.
 The old splitter retried every earlier cut after an error: 2-3 minutes on 8.6 MB.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,9 +24,11 @@ sys.path.insert(0, str(ROOT))
 from perfreport.errors import BadInput  # noqa: E402
 from perfreport.read import read_trace  # noqa: E402
 
-TMPL = ('{"ph": "X", "cat": "kernel", "name": "void gemm_kernel<128, 64>(float*, float const*)", '
-        '"pid": 0, "tid": 7, "ts": %d.5, "dur": 3.25, "args": {"device": 0, "stream": 7, '
-        '"correlation": %d, "External id": %d, "grid": [128, 4, 1], "block": [256, 1, 1]}}')
+TMPL = (
+    '{"ph": "X", "cat": "kernel", "name": "void gemm_kernel<128, 64>(float*, float const*)", '
+    '"pid": 0, "tid": 7, "ts": %d.5, "dur": 3.25, "args": {"device": 0, "stream": 7, '
+    '"correlation": %d, "External id": %d, "grid": [128, 4, 1], "block": [256, 1, 1]}}'
+)
 
 
 def build(size_mb: float) -> bytes:
@@ -35,13 +38,15 @@ def build(size_mb: float) -> bytes:
 
 
 def faults(data: bytes, at: int) -> dict[str, bytes]:
-    i = data.index(b"}}", at) + 2                 # the end of an event
+    i = data.index(b"}}", at) + 2  # the end of an event
     j = data.index(b"gemm_kernel", at)
     k = data.index(b'"stream": 7', at)
-    return {"',,' between events": data[:i] + b"," + data[i:],
-            "event '}' missing": data[:i - 1] + b",," + data[i:],
-            "invalid UTF-8 (repaired)": data[:j] + b"\xff" + data[j + 1:],
-            "NaN literal (repaired)": data[:k] + b'"stream": NaN' + data[k + 11:]}
+    return {
+        "',,' between events": data[:i] + b"," + data[i:],
+        "event '}' missing": data[: i - 1] + b",," + data[i:],
+        "invalid UTF-8 (repaired)": data[:j] + b"\xff" + data[j + 1 :],
+        "NaN literal (repaired)": data[:k] + b'"stream": NaN' + data[k + 11 :],
+    }
 
 
 def timed(path: Path, repeat: int) -> tuple[float, str]:
@@ -67,9 +72,8 @@ def main() -> None:
         clean = Path(d) / "clean.json"
         clean.write_bytes(data)
         t_clean, _ = timed(clean, a.repeat)
-        print(f"trace: {len(data) / 1e6:.1f} MB; clean read {t_clean:.2f} s "
-              f"({len(data) / 1e6 / t_clean:.0f} MB/s)\n")
-        print(f"| fault | where | seconds | x clean | outcome |\n|---|---|---|---|---|")
+        print(f"trace: {len(data) / 1e6:.1f} MB; clean read {t_clean:.2f} s ({len(data) / 1e6 / t_clean:.0f} MB/s)\n")
+        print("| fault | where | seconds | x clean | outcome |\n|---|---|---|---|---|")
         for where, at in (("start", 5000), ("middle", len(data) // 2), ("end", len(data) - 2000)):
             for name, bad in faults(data, at).items():
                 p = Path(d) / "bad.json"

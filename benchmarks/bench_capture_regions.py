@@ -8,6 +8,7 @@ cudaStreamBeginCapture and cudaStreamEndCapture; each forward ``--ops-per-forwar
 cpu_ops and half their launch calls) and times :func:`find_regions` on it (best of 3).
 Prints a table: events, regions, graph nodes per region, wall time.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,6 +23,7 @@ from perfreport.tree.capture_regions import find_regions  # noqa: E402
 
 class _Ev:
     """The fields find_regions reads of an event (tree.Op has the same names)."""
+
     __slots__ = ("name", "cat", "pid", "tid", "ts", "dur", "kernels", "parent", "args")
 
     def __init__(self, name, cat, ts, dur, parent=None):
@@ -41,7 +43,7 @@ class _Capture:
 def build(sizes: int, per_forward: int) -> _Capture:
     ops, t = [], 0.0
     for _ in range(sizes):
-        for fwd in range(3):                     # two eager warm-ups, then the capture
+        for fwd in range(3):  # two eager warm-ups, then the capture
             if fwd == 2:
                 ops.append(_Ev("cudaStreamBeginCapture", RUNTIME, t, 1.0))
                 t += 1.0

@@ -10,6 +10,7 @@ peak RSS of each process that analyzed a trace (the max over them, and as a frac
 trace's size), and the driver's peak RSS. Every engine's merged sheets are compared (they
 must be byte-identical). The load average is printed: the machine may be shared.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,12 @@ print(json.dumps({"wall": wall, "workers": [r.peak_rss_mb for r in res],
 def run(paths, engine, jobs):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     load = os.getloadavg()[0]
-    out = subprocess.run([sys.executable, "-c", _RUN, json.dumps([str(p) for p in paths]), engine,
-                          str(jobs)], capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", _RUN, json.dumps([str(p) for p in paths]), engine, str(jobs)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if out.returncode != 0:
         raise SystemExit(f"{engine}: failed:\n{out.stderr[-2000:]}")
     d = json.loads(out.stdout.strip().splitlines()[-1])
@@ -78,8 +83,11 @@ def main() -> None:
     if len(paths) != a.ranks or any(p.stat().st_size < a.size_mb * 1e6 for p in paths):
         paths = mrt.make_rank_traces(src, d, a.ranks, copies=copies, collectives=64, gz=False)
     size_mb = sum(p.stat().st_size for p in paths) / len(paths) / 1e6
-    print(f"{len(paths)} rank traces of {size_mb:.1f} MB ({copies} copies each), built in "
-          f"{time.perf_counter() - t:.1f} s; {os.cpu_count()} cores", flush=True)
+    print(
+        f"{len(paths)} rank traces of {size_mb:.1f} MB ({copies} copies each), built in "
+        f"{time.perf_counter() - t:.1f} s; {os.cpu_count()} cores",
+        flush=True,
+    )
     rows = []
     engines = [("serial", 1), ("process", a.jobs)] + ([] if a.no_ray else [("ray", a.jobs)])
     for engine, jobs in engines:
@@ -89,14 +97,21 @@ def main() -> None:
     base = rows[0][2]["wall"]
     same = len({r["digest"] for _, _, r in rows}) == 1
     print()
-    print("| engine | jobs | wall (s) | speedup | peak RSS per trace process (MB, max) | / trace size | driver peak RSS (MB) | load avg at start |")
+    print(
+        "| engine | jobs | wall (s) | speedup | peak RSS per trace process (MB, max) | / trace size | driver peak RSS (MB) | load avg at start |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for engine, jobs, r in rows:
         w = max(x for x in r["workers"] if x is not None)
-        label = "serial (in the driver)" if engine == "serial" else (
-            f"--jobs {jobs}" if engine == "process" else f"--engine ray (local, {jobs} CPUs)")
-        print(f"| {label} | {jobs} | {r['wall']:.1f} | {base / r['wall']:.2f}x | {w:.0f} | "
-              f"{w / size_mb:.2f}x | {r['driver']:.0f} | {r['load']:.1f} |")
+        label = (
+            "serial (in the driver)"
+            if engine == "serial"
+            else (f"--jobs {jobs}" if engine == "process" else f"--engine ray (local, {jobs} CPUs)")
+        )
+        print(
+            f"| {label} | {jobs} | {r['wall']:.1f} | {base / r['wall']:.2f}x | {w:.0f} | "
+            f"{w / size_mb:.2f}x | {r['driver']:.0f} | {r['load']:.1f} |"
+        )
     print()
     print(f"merged sheets byte-identical across engines: {'yes' if same else 'NO'}")
     if tmp is not None:

@@ -8,6 +8,7 @@ time and peak RSS of Report.to_excel (ordering, fitted widths, data bars, column
 (its ``write_workbook(sheets, path, notes)``) on the same sheet. CPU seconds are the process's
 own (``time.process_time``): on a shared machine they, not wall seconds, compare runs.
 """
+
 from __future__ import annotations
 
 import random
@@ -27,25 +28,66 @@ BASE = sys.argv[sys.argv.index("--baseline") + 1] if "--baseline" in sys.argv el
 if BASE in ARGS:
     ARGS.remove(BASE)
 N = int(ARGS[0]) if ARGS else 100_000
-NUM = ["count", "time sum (µs)", "time mean (µs)", "time median (µs)", "time std (µs)", "time min (µs)",
-       "time max (µs)", "GFLOP", "data moved (MB)", "FLOP/byte", "TFLOP/s mean", "TB/s mean",
-       "roofline time (µs)", "roofline mean (%)", "roofline median (%)", "roofline min (%)",
-       "roofline max (%)", "roofline std (%)", "percent (%)", "cumulative percent (%)", "example ts (µs)"]
-TXT = ["name", "category", "perf model", "reason", "compute spec", "bound", "input dims", "input types",
-       "input strides", "concrete inputs", "kernels"]
+NUM = [
+    "count",
+    "time sum (µs)",
+    "time mean (µs)",
+    "time median (µs)",
+    "time std (µs)",
+    "time min (µs)",
+    "time max (µs)",
+    "GFLOP",
+    "data moved (MB)",
+    "FLOP/byte",
+    "TFLOP/s mean",
+    "TB/s mean",
+    "roofline time (µs)",
+    "roofline mean (%)",
+    "roofline median (%)",
+    "roofline min (%)",
+    "roofline max (%)",
+    "roofline std (%)",
+    "percent (%)",
+    "cumulative percent (%)",
+    "example ts (µs)",
+]
+TXT = [
+    "name",
+    "category",
+    "perf model",
+    "reason",
+    "compute spec",
+    "bound",
+    "input dims",
+    "input types",
+    "input strides",
+    "concrete inputs",
+    "kernels",
+]
 
 
 def sheet() -> Sheet:
     rnd = random.Random(0)
     rows = []
     for i in range(N):
-        r = [f"aten::op_{i % 500}", "GEMM", "GEMM", "", "matrix_bf16", "compute",
-             f"({rnd.randint(1, 9000)}, 1024), (1024, 2816)", "c10::BFloat16, c10::BFloat16", "(1024, 1), (1, 1024)",
-             "", f"sm90_xmma_gemm_{i % 50} x 3"]
+        r = [
+            f"aten::op_{i % 500}",
+            "GEMM",
+            "GEMM",
+            "",
+            "matrix_bf16",
+            "compute",
+            f"({rnd.randint(1, 9000)}, 1024), (1024, 2816)",
+            "c10::BFloat16, c10::BFloat16",
+            "(1024, 1), (1, 1024)",
+            "",
+            f"sm90_xmma_gemm_{i % 50} x 3",
+        ]
         r += [rnd.randint(1, 100)] + [rnd.random() * 10 ** rnd.randint(0, 6) for _ in NUM[1:]]
         rows.append(r)
-    return Sheet("unified_perf_summary", TXT + NUM, rows,
-                 {c: "0.000" for c in NUM[1:]} | {"GFLOP": "0.000000", "count": "0"})
+    return Sheet(
+        "unified_perf_summary", TXT + NUM, rows, {c: "0.000" for c in NUM[1:]} | {"GFLOP": "0.000000", "count": "0"}
+    )
 
 
 def rss_mb() -> float:
@@ -55,8 +97,14 @@ def rss_mb() -> float:
 def baseline_writer(rev: str):
     import importlib.util
     import subprocess
-    src = subprocess.run(["git", "show", f"{rev}:perfreport/writers/excel.py"], capture_output=True,
-                         text=True, check=True, cwd=Path(__file__).resolve().parent.parent).stdout
+
+    src = subprocess.run(
+        ["git", "show", f"{rev}:perfreport/writers/excel.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    ).stdout
     f = Path(tempfile.mkdtemp()) / "excel_baseline.py"
     f.write_text(src)
     spec = importlib.util.spec_from_file_location("excel_baseline", f)

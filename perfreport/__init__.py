@@ -15,14 +15,17 @@ __version__ = "0.1.0"
 __all__ = ["analyze", "Report", "BadInput", "__version__"]
 
 
-def __getattr__(name):          # lazy: `import perfreport` stays cheap for the CLI
+def __getattr__(name):  # lazy: `import perfreport` stays cheap for the CLI
     if name == "analyze":
         from perfreport.pipeline import analyze
+
         return analyze
     if name == "Report":
         from perfreport.report import Report
+
         return Report
     if name == "BadInput":
         from perfreport.errors import BadInput
+
         return BadInput
     raise AttributeError(f"module 'perfreport' has no attribute {name!r}")

@@ -1,4 +1,5 @@
 """Errors that reach the user as one line on stderr (never a traceback), and the signal exits."""
+
 from __future__ import annotations
 
 import re
@@ -58,8 +59,10 @@ class Interrupted(BaseException):
 def exit_on_signals() -> None:
     """Turn SIGINT and SIGTERM into :class:`Interrupted` (SIGTERM would otherwise kill the
     process without running any cleanup)."""
+
     def handler(signum, frame):
         raise Interrupted(signum)
+
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, handler)
 

@@ -16,6 +16,7 @@ with the constructor (tests, graph-capture clones) hold their own values.
 ``perf_meta`` is separate from ``args``: it is written only by passes (see
 ``perfreport.passes``), never by the reader.
 """
+
 from __future__ import annotations
 
 from types import MappingProxyType
@@ -40,8 +41,8 @@ MEMSET = "gpu_memset"
 GPU_ANNOTATION = "gpu_user_annotation"
 
 
-NONE = -(1 << 63)    # int64 column sentinel: no value
-SIDE = NONE + 1      # int64 column sentinel: the value is in ``Columns.side[(field, index)]``
+NONE = -(1 << 63)  # int64 column sentinel: no value
+SIDE = NONE + 1  # int64 column sentinel: the value is in ``Columns.side[(field, index)]``
 
 
 class Columns:
@@ -80,6 +81,7 @@ def _int_prop(field: str, pos: int):
         t = list(self._src)
         t[pos] = value
         self._src = tuple(t)
+
     return property(get, set)
 
 
@@ -131,9 +133,20 @@ class Op(_Timed):
 
     __slots__ = ("uid", "name", "cat", "parent", "children", "kernels", "_args", "_meta", "_src")
 
-    def __init__(self, uid: int, name: str, cat: str, pid, tid, ts: float, dur: float,
-                 args: dict | bytes | None = None, correlation: int | None = None,
-                 ext_id: int | None = None, seq: int | None = None):
+    def __init__(
+        self,
+        uid: int,
+        name: str,
+        cat: str,
+        pid,
+        tid,
+        ts: float,
+        dur: float,
+        args: dict | bytes | None = None,
+        correlation: int | None = None,
+        ext_id: int | None = None,
+        seq: int | None = None,
+    ):
         self.uid = uid
         self.name = name
         self.cat = cat
@@ -163,8 +176,7 @@ class Op(_Timed):
     def _own(self) -> None:
         s = self._src
         if s.__class__ is not tuple:
-            self._src = (self.ts, self.dur, self.pid, self.tid, self.correlation, self.ext_id,
-                         self.seq)
+            self._src = (self.ts, self.dur, self.pid, self.tid, self.correlation, self.ext_id, self.seq)
 
     @property
     def pid(self):
@@ -230,8 +242,19 @@ class GpuEvent(_Timed):
 
     __slots__ = ("uid", "name", "cat", "device", "stream", "launcher", "_src")
 
-    def __init__(self, uid: int, name: str, cat: str, device, stream, ts: float, dur: float,
-                 correlation: int | None, ext_id: int | None = None, nbytes: int | None = None):
+    def __init__(
+        self,
+        uid: int,
+        name: str,
+        cat: str,
+        device,
+        stream,
+        ts: float,
+        dur: float,
+        correlation: int | None,
+        ext_id: int | None = None,
+        nbytes: int | None = None,
+    ):
         self.uid = uid
         self.name = name
         self.cat = cat
@@ -242,8 +265,7 @@ class GpuEvent(_Timed):
         self.launcher: Op | None = None
 
     @classmethod
-    def _from_columns(cls, uid: int, name: str, cat: str, device, stream,
-                      cols: Columns) -> "GpuEvent":
+    def _from_columns(cls, uid: int, name: str, cat: str, device, stream, cols: Columns) -> "GpuEvent":
         g = cls.__new__(cls)
         g.uid = uid
         g.name = name

@@ -3,6 +3,7 @@
 :func:`analyze` is the public entry point (``perfreport.analyze``); the CLI is a thin layer
 over it. :func:`load_tree` stops after the passes (for tests and tools that walk the tree).
 """
+
 from __future__ import annotations
 
 import os
@@ -17,29 +18,44 @@ from perfreport.tree import TraceTree, build_tree
 TraceInput = Union[str, "os.PathLike[str]", BinaryIO]
 
 
-def load_tree(spec: TraceInput, *, keep_python: bool = False, passes: bool = True,
-              graph_capture: str | None = None, model_config=None,
-              on_progress: Callable[[int], None] | None = None) -> TraceTree:
+def load_tree(
+    spec: TraceInput,
+    *,
+    keep_python: bool = False,
+    passes: bool = True,
+    graph_capture: str | None = None,
+    model_config=None,
+    on_progress: Callable[[int], None] | None = None,
+) -> TraceTree:
     """Read ``spec`` (path, ``-`` or a binary file object), build the tree, merge a
     graph-capture trace, run the passes."""
     raw = read_trace(_spec(spec), keep_python=keep_python, on_progress=on_progress)
     warnings = list(raw.warnings)
     tree = build_tree(raw)
-    tree.warnings[:0] = warnings          # the reader's (repairs, ignored metadata) first
+    tree.warnings[:0] = warnings  # the reader's (repairs, ignored metadata) first
     tree.model_config = _model_config(model_config)
     if graph_capture:
         from perfreport.tree.graph_capture import apply_capture_option
+
         tree.graph_capture_summary = apply_capture_option(tree, str(graph_capture))
     if passes:
         run_passes(tree)
     return tree
 
 
-def analyze(trace: TraceInput, *, arch=None, basis: str = "peak", graph_capture: str | None = None,
-            model_config=None, models: Iterable[str] = (), short_kernel_us: float = 10.0,
-            linked_only: bool = False,
-            on_progress: Callable[[int], None] | None = None,
-            on_tree: Callable[[TraceTree], None] | None = None) -> Report:
+def analyze(
+    trace: TraceInput,
+    *,
+    arch=None,
+    basis: str = "peak",
+    graph_capture: str | None = None,
+    model_config=None,
+    models: Iterable[str] = (),
+    short_kernel_us: float = 10.0,
+    linked_only: bool = False,
+    on_progress: Callable[[int], None] | None = None,
+    on_tree: Callable[[TraceTree], None] | None = None,
+) -> Report:
     """Analyze one trace and return its :class:`Report` (sheets, notes, spec).
 
     ``trace``: a path, ``"-"`` (stdin) or a binary file object (gzip detected by content).
@@ -58,29 +74,37 @@ def analyze(trace: TraceInput, *, arch=None, basis: str = "peak", graph_capture:
         raise BadInput("--basis", f"must be peak or achievable, not {basis!r}")
     for m in models:
         _load_models_file(m, load_user_models)
-    tree = load_tree(trace, graph_capture=graph_capture, model_config=model_config,
-                     on_progress=on_progress)
+    tree = load_tree(trace, graph_capture=graph_capture, model_config=model_config, on_progress=on_progress)
     spec, arch_msg = _spec_for(tree, arch, basis)
-    sheets, coverage = build_tables(tree, short_kernel_us=short_kernel_us,
-                                    include_unlinked=not linked_only, spec=spec)
+    sheets, coverage = build_tables(tree, short_kernel_us=short_kernel_us, include_unlinked=not linked_only, spec=spec)
     notes = [f"source: {tree.source}", arch_msg] + trace_facts(tree.meta)
-    notes += coverage.lines() if coverage is not None else []    # the one coverage statement
+    notes += coverage.lines() if coverage is not None else []  # the one coverage statement
     if tree.graph_capture_summary:
         notes.append(tree.graph_capture_summary)
     if tree.model_config is not None:
         notes.append(f"model config: {tree.model_config.source}")
     notes.extend(tree.warnings)
-    report = Report(source=tree.source, sheets=sheets, notes=notes, spec=spec, arch_msg=arch_msg,
-                    warnings=list(tree.warnings), graph_capture_summary=tree.graph_capture_summary,
-                    has_gpu=bool(tree.gpu), meta=tree.meta, coverage=coverage)
+    report = Report(
+        source=tree.source,
+        sheets=sheets,
+        notes=notes,
+        spec=spec,
+        arch_msg=arch_msg,
+        warnings=list(tree.warnings),
+        graph_capture_summary=tree.graph_capture_summary,
+        has_gpu=bool(tree.gpu),
+        meta=tree.meta,
+        coverage=coverage,
+    )
     if on_tree is not None:
         on_tree(tree)
-    tree.release()          # sheets hold plain values: free the records before writing
+    tree.release()  # sheets hold plain values: free the records before writing
     return report
 
 
 def _registered() -> set:
     from perfreport.models.registry import MODEL_PATTERNS, MODELS
+
     return set(MODELS.values()) | {cls for _, cls in MODEL_PATTERNS}
 
 
@@ -88,14 +112,18 @@ def _load_models_file(path, load) -> None:
     """Load a ``--models`` file; a model needing a ``perf_meta`` key that no pass writes is
     bad input (its figures would silently lack that input)."""
     from perfreport.passes import written_keys
+
     before = _registered()
     load(path)
     known = written_keys()
     for cls in sorted(_registered() - before, key=lambda c: c.__name__):
         missing = [k for k in getattr(cls, "needs", ()) if k not in known]
         if missing:
-            raise BadInput(str(path), f"model {cls.__name__} needs perf_meta {', '.join(missing)}, "
-                           f"which no pass writes (passes write: {', '.join(sorted(known))})")
+            raise BadInput(
+                str(path),
+                f"model {cls.__name__} needs perf_meta {', '.join(missing)}, "
+                f"which no pass writes (passes write: {', '.join(sorted(known))})",
+            )
 
 
 def _spec(spec: TraceInput):
@@ -107,12 +135,14 @@ def _spec(spec: TraceInput):
 def _model_config(cfg):
     if cfg is None or not isinstance(cfg, (str, os.PathLike)):
         return cfg
-    from perfreport.model_config import load_model_config
+    from perfreport.read.model_config import load_model_config
+
     return load_model_config(cfg)
 
 
 def _spec_for(tree: TraceTree, arch, basis: str):
     from perfreport.specs import GpuSpec, detect_arch, load_arch
+
     if isinstance(arch, GpuSpec):
         return arch, f"GPU spec: {arch.name} (given, {arch.basis} figures)"
     if arch:
@@ -123,8 +153,10 @@ def _spec_for(tree: TraceTree, arch, basis: str):
         spec = load_arch(spec.key, basis=basis)
     if spec is not None:
         return spec, f"GPU spec: {spec.name} (detected from deviceProperties, {spec.basis} figures)"
-    return None, ("GPU spec: none matched the trace's deviceProperties"
-                  f"{_devices_seen(tree.meta)}; roofline columns left empty (use --arch)")
+    return None, (
+        "GPU spec: none matched the trace's deviceProperties"
+        f"{_devices_seen(tree.meta)}; roofline columns left empty (use --arch)"
+    )
 
 
 def _devices_seen(meta: dict) -> str:

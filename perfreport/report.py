@@ -1,4 +1,5 @@
 """The result of :func:`perfreport.analyze`: sheets, notes, GPU spec, and its writers."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -54,36 +55,45 @@ class Report:
         """Write the workbook atomically; returns warnings (e.g. Excel truncations)."""
         from perfreport.writers.excel import write_workbook
         from perfreport.writers.summary import coverage_lines
-        return write_workbook(self.sheets, path, self.notes, spec=self.spec,
-                              coverage=coverage_lines(self))
+
+        return write_workbook(self.sheets, path, self.notes, spec=self.spec, coverage=coverage_lines(self))
 
     def to_html(self, path: str | Path, top: int = 50) -> Path:
         """Write the self-contained HTML page (roofline chart, GPU timeline, coverage, sortable
         table of the ``top`` rows) atomically to ``path``; returns the path."""
         from perfreport.writers.html import write_html
+
         return write_html(self, path, top)
 
     def to_csv_dir(self, directory: str | Path, protect: dict | None = None) -> list[Path]:
         """One ``<sheet>.csv`` per sheet in ``directory`` (created); returns the paths."""
         from perfreport.writers.text import write_csv_dir
+
         return write_csv_dir(self.sheets, directory, protect=protect)
 
     def to_dict(self) -> dict:
         """Plain data: ``{"source", "notes", "spec", "coverage", "sheets": {name: {"notes", "rows"}}}``."""
         from perfreport.writers.cells import rows
-        return {"source": self.source, "notes": list(self.notes),
-                "spec": self.spec.key if self.spec is not None else None,
-                "coverage": self.coverage.to_dict() if self.coverage is not None else None,
-                "sheets": {s.name: {"notes": list(s.notes),
-                                    "rows": [dict(zip(map(str, s.columns), r)) for r in rows(s)]}
-                           for s in self.sheets}}
+
+        return {
+            "source": self.source,
+            "notes": list(self.notes),
+            "spec": self.spec.key if self.spec is not None else None,
+            "coverage": self.coverage.to_dict() if self.coverage is not None else None,
+            "sheets": {
+                s.name: {"notes": list(s.notes), "rows": [dict(zip(map(str, s.columns), r)) for r in rows(s)]}
+                for s in self.sheets
+            },
+        }
 
     def to_json(self, path: str | Path | None = None) -> str:
         """The report as JSON text (:meth:`to_dict`); also written atomically to ``path`` if given."""
         import orjson
+
         text = orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY).decode() + "\n"
         if path is not None:
             from perfreport.writers.atomic import atomic_path
+
             with atomic_path(path, suffix=".json") as tmp:
                 Path(tmp).write_text(text, encoding="utf-8")
         return text

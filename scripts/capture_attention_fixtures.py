@@ -40,6 +40,7 @@ Calls, in trace order (H_Q 8, H_KV 2, head dim 64 unless noted; queries BF16):
 
 Seeded and re-runnable (only timestamps differ between runs).
 """
+
 from __future__ import annotations
 
 import sys
@@ -74,57 +75,124 @@ def _varlen(q, k, v, cu_q, cu_k, scale):
     return out
 
 
-def mha_varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                   min_seqlen_q, p_dropout, softmax_scale, logits_soft_cap, zero_tensors,
-                   is_causal, window_size_left, window_size_right, return_softmax_lse,
-                   return_dropout_randval, out=None):
+def mha_varlen_fwd(
+    q,
+    k,
+    v,
+    cu_seqlens_q,
+    cu_seqlens_k,
+    max_seqlen_q,
+    max_seqlen_k,
+    min_seqlen_q,
+    p_dropout,
+    softmax_scale,
+    logits_soft_cap,
+    zero_tensors,
+    is_causal,
+    window_size_left,
+    window_size_right,
+    return_softmax_lse,
+    return_dropout_randval,
+    out=None,
+):
     return [_varlen(q, k, v, cu_seqlens_q.tolist(), cu_seqlens_k.tolist(), softmax_scale)]
 
 
-def mha_batch_prefill(q, k, v, cu_seqlens_q, kv_indptr, kv_page_indices, max_seqlen_q,
-                      max_seqlen_k, p_dropout, softmax_scale, logits_soft_cap, zero_tensors,
-                      is_causal, window_size_left, window_size_right, return_softmax_lse,
-                      return_dropout_randval, out=None, kv_last_page_lens=None):
+def mha_batch_prefill(
+    q,
+    k,
+    v,
+    cu_seqlens_q,
+    kv_indptr,
+    kv_page_indices,
+    max_seqlen_q,
+    max_seqlen_k,
+    p_dropout,
+    softmax_scale,
+    logits_soft_cap,
+    zero_tensors,
+    is_causal,
+    window_size_left,
+    window_size_right,
+    return_softmax_lse,
+    return_dropout_randval,
+    out=None,
+    kv_last_page_lens=None,
+):
     res = torch.empty_like(q)
     cu, ind = cu_seqlens_q.tolist(), kv_indptr.tolist()
     for i in range(len(cu) - 1):
-        pages = kv_page_indices[ind[i]:ind[i + 1]]
+        pages = kv_page_indices[ind[i] : ind[i + 1]]
         n = (len(pages) - 1) * PAGE + int(kv_last_page_lens[i])
-        res[cu[i]:cu[i + 1]] = attend(q[cu[i]:cu[i + 1]], _gather(k, pages, n),
-                                       _gather(v, pages, n), softmax_scale).to(q.dtype)
+        res[cu[i] : cu[i + 1]] = attend(
+            q[cu[i] : cu[i + 1]], _gather(k, pages, n), _gather(v, pages, n), softmax_scale
+        ).to(q.dtype)
     return [res]
 
 
-def paged_attention_ragged(out, workspace_buffer, query, key_cache, value_cache, scale,
-                           kv_indptr, kv_page_indices, kv_last_page_lens, block_size,
-                           max_num_partitions, alibi_slopes, kv_cache_dtype, kv_cache_layout,
-                           logits_soft_cap, k_scale, v_scale, fp8_out_scale, partition_size):
+def paged_attention_ragged(
+    out,
+    workspace_buffer,
+    query,
+    key_cache,
+    value_cache,
+    scale,
+    kv_indptr,
+    kv_page_indices,
+    kv_last_page_lens,
+    block_size,
+    max_num_partitions,
+    alibi_slopes,
+    kv_cache_dtype,
+    kv_cache_layout,
+    logits_soft_cap,
+    k_scale,
+    v_scale,
+    fp8_out_scale,
+    partition_size,
+):
     ind = kv_indptr.tolist()
     for i in range(len(ind) - 1):
-        pages = kv_page_indices[ind[i]:ind[i + 1]]
+        pages = kv_page_indices[ind[i] : ind[i + 1]]
         n = (len(pages) - 1) * block_size + int(kv_last_page_lens[i])
         k = _gather(key_cache, pages, n) * float(k_scale)
         v = _gather(value_cache, pages, n) * float(v_scale)
-        out[i:i + 1] = attend(query[i:i + 1], k, v, scale).to(out.dtype)
+        out[i : i + 1] = attend(query[i : i + 1], k, v, scale).to(out.dtype)
 
 
-def mla_decode_stage1_asm_fwd(Q, KV, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_lens,
-                              max_seqlen_q, softmax_scale, splitData, splitLse):
+def mla_decode_stage1_asm_fwd(
+    Q, KV, qo_indptr, kv_indptr, kv_page_indices, kv_last_page_lens, max_seqlen_q, softmax_scale, splitData, splitLse
+):
     ind = kv_indptr.tolist()
     for i in range(len(ind) - 1):
-        pages = kv_page_indices[ind[i]:ind[i + 1]]
+        pages = kv_page_indices[ind[i] : ind[i + 1]]
         n = (len(pages) - 1) * PAGE + int(kv_last_page_lens[i])
-        lat = _gather(KV, pages, n)                      # [n, 1, 576]: V = first 512 dims
-        o = attend(Q[i:i + 1], lat, lat[..., :MLA_DV], softmax_scale)
+        lat = _gather(KV, pages, n)  # [n, 1, 576]: V = first 512 dims
+        o = attend(Q[i : i + 1], lat, lat[..., :MLA_DV], softmax_scale)
         splitData[i] = o[0].to(splitData.dtype)[None].expand(splitData.shape[1], -1, -1)
         splitLse[i] = 0.0
 
 
-def flash_attn_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                              dropout_p, softmax_scale, causal, window_size_left=-1,
-                              window_size_right=-1, softcap=0.0, alibi_slopes=None,
-                              return_softmax=False, block_table=None, leftpad_k=None,
-                              seqused_k=None):
+def flash_attn_varlen_forward(
+    q,
+    k,
+    v,
+    cu_seqlens_q,
+    cu_seqlens_k,
+    max_seqlen_q,
+    max_seqlen_k,
+    dropout_p,
+    softmax_scale,
+    causal,
+    window_size_left=-1,
+    window_size_right=-1,
+    softcap=0.0,
+    alibi_slopes=None,
+    return_softmax=False,
+    block_table=None,
+    leftpad_k=None,
+    seqused_k=None,
+):
     out = _varlen(q, k, v, cu_seqlens_q.tolist(), cu_seqlens_k.tolist(), softmax_scale)
     lse = torch.zeros(q.shape[1], q.shape[0], dtype=torch.float32)
     return out, lse, torch.empty(0, dtype=q.dtype), torch.zeros(2, dtype=torch.int64)
@@ -135,70 +203,113 @@ def cutlass_mla_decode(out, q_nope, q_pe, kv_c_and_k_pe_cache, seq_lens, page_ta
     for i, n in enumerate(seq_lens.tolist()):
         nb = (n + PAGE - 1) // PAGE
         lat = kv_c_and_k_pe_cache[page_table[i, :nb].long()].flatten(0, 1)[:n, None].float()
-        out[i] = attend(q[i:i + 1], lat, lat[..., :MLA_DV], scale)[0].to(out.dtype)
+        out[i] = attend(q[i : i + 1], lat, lat[..., :MLA_DV], scale)[0].to(out.dtype)
 
 
-FI_DECODE = ("batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_e4m3_dtype_o_bf16_dtype_idx_i32_"
-             "head_dim_qk_64_head_dim_vo_64_posenc_0_use_swa_False_use_logits_cap_False")
+FI_DECODE = (
+    "batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_e4m3_dtype_o_bf16_dtype_idx_i32_"
+    "head_dim_qk_64_head_dim_vo_64_posenc_0_use_swa_False_use_logits_cap_False"
+)
 
 
-def flashinfer_batch_decode(float_workspace_buffer, int_workspace_buffer, plan_info_vec, q,
-                            paged_k_cache, paged_v_cache, paged_kv_indptr, paged_kv_indices,
-                            paged_kv_last_page_len, o, maybe_lse, kv_layout_code, window_left,
-                            enable_pdl, alibi_slopes, logits_soft_cap, sm_scale, rope_scale,
-                            rope_theta):
+def flashinfer_batch_decode(
+    float_workspace_buffer,
+    int_workspace_buffer,
+    plan_info_vec,
+    q,
+    paged_k_cache,
+    paged_v_cache,
+    paged_kv_indptr,
+    paged_kv_indices,
+    paged_kv_last_page_len,
+    o,
+    maybe_lse,
+    kv_layout_code,
+    window_left,
+    enable_pdl,
+    alibi_slopes,
+    logits_soft_cap,
+    sm_scale,
+    rope_scale,
+    rope_theta,
+):
     ind = paged_kv_indptr.tolist()
     for i in range(len(ind) - 1):
-        pages = paged_kv_indices[ind[i]:ind[i + 1]]
+        pages = paged_kv_indices[ind[i] : ind[i + 1]]
         n = (len(pages) - 1) * paged_k_cache.shape[1] + int(paged_kv_last_page_len[i])
         k, v = _gather(paged_k_cache, pages, n), _gather(paged_v_cache, pages, n)
-        o[i:i + 1] = attend(q[i:i + 1], k, v, sm_scale).to(o.dtype)
+        o[i : i + 1] = attend(q[i : i + 1], k, v, sm_scale).to(o.dtype)
 
 
 def register_ops() -> None:
-    tail = ("int max_seqlen_q, int max_seqlen_k, int min_seqlen_q, float p_dropout, "
-            "float softmax_scale, float logits_soft_cap, bool zero_tensors, bool is_causal, "
-            "int window_size_left, int window_size_right, bool return_softmax_lse, "
-            "bool return_dropout_randval, Tensor? out=None) -> Tensor[]")
+    tail = (
+        "int max_seqlen_q, int max_seqlen_k, int min_seqlen_q, float p_dropout, "
+        "float softmax_scale, float logits_soft_cap, bool zero_tensors, bool is_causal, "
+        "int window_size_left, int window_size_right, bool return_softmax_lse, "
+        "bool return_dropout_randval, Tensor? out=None) -> Tensor[]"
+    )
     for name in ("mha_varlen_fwd", "fmha_v3_varlen_fwd"):
-        define("aiter", f"{name}(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, "
-               f"Tensor cu_seqlens_k, {tail}", mha_varlen_fwd)
-    define("aiter", "mha_batch_prefill(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, "
-           "Tensor kv_indptr, Tensor kv_page_indices, int max_seqlen_q, int max_seqlen_k, "
-           "float p_dropout, float softmax_scale, float logits_soft_cap, bool zero_tensors, "
-           "bool is_causal, int window_size_left, int window_size_right, "
-           "bool return_softmax_lse, bool return_dropout_randval, Tensor? out=None, "
-           "Tensor? kv_last_page_lens=None) -> Tensor[]", mha_batch_prefill)
-    define("aiter", "paged_attention_ragged(Tensor(a!) out, Tensor workspace_buffer, "
-           "Tensor query, "
-           "Tensor key_cache, Tensor value_cache, float scale, Tensor kv_indptr, "
-           "Tensor kv_page_indices, Tensor? kv_last_page_lens, int block_size, "
-           "int max_num_partitions, Tensor? alibi_slopes, str kv_cache_dtype, "
-           "str kv_cache_layout, float logits_soft_cap, Tensor k_scale, Tensor v_scale, "
-           "Tensor? fp8_out_scale, int partition_size) -> ()", paged_attention_ragged)
-    define("aiter", "mla_decode_stage1_asm_fwd(Tensor Q, Tensor KV, Tensor qo_indptr, "
-           "Tensor kv_indptr, "
-           "Tensor kv_page_indices, Tensor kv_last_page_lens, int max_seqlen_q, "
-           "float softmax_scale, Tensor(a!) splitData, Tensor(b!) splitLse) -> ()",
-           mla_decode_stage1_asm_fwd)
-    define("flash_attn", "_flash_attn_varlen_forward(Tensor q, Tensor k, Tensor v, "
-           "Tensor cu_seqlens_q, "
-           "Tensor cu_seqlens_k, int max_seqlen_q, int max_seqlen_k, float dropout_p, "
-           "float softmax_scale, bool causal, int window_size_left=-1, "
-           "int window_size_right=-1, float softcap=0.0, Tensor? alibi_slopes=None, "
-           "bool return_softmax=False, Tensor? block_table=None, Tensor? leftpad_k=None, "
-           "Tensor? seqused_k=None) -> (Tensor, Tensor, Tensor, Tensor)",
-           flash_attn_varlen_forward)
-    define("_C", "cutlass_mla_decode(Tensor(a!) out, Tensor q_nope, Tensor q_pe, "
-           "Tensor kv_c_and_k_pe_cache, Tensor seq_lens, Tensor page_table, float scale) -> ()",
-           cutlass_mla_decode)
-    define(FI_DECODE, "run(Tensor(a!) float_workspace_buffer, Tensor(b!) int_workspace_buffer, "
-           "Tensor plan_info_vec, Tensor q, Tensor(c!)? paged_k_cache, "
-           "Tensor(d!)? paged_v_cache, Tensor paged_kv_indptr, Tensor paged_kv_indices, "
-           "Tensor paged_kv_last_page_len, Tensor(e!) o, Tensor(f!)? maybe_lse, "
-           "int kv_layout_code, int window_left, bool enable_pdl, Tensor? alibi_slopes, "
-           "float logits_soft_cap, float sm_scale, float rope_scale, float rope_theta) -> ()",
-           flashinfer_batch_decode)
+        define(
+            "aiter",
+            f"{name}(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, Tensor cu_seqlens_k, {tail}",
+            mha_varlen_fwd,
+        )
+    define(
+        "aiter",
+        "mha_batch_prefill(Tensor q, Tensor k, Tensor v, Tensor cu_seqlens_q, "
+        "Tensor kv_indptr, Tensor kv_page_indices, int max_seqlen_q, int max_seqlen_k, "
+        "float p_dropout, float softmax_scale, float logits_soft_cap, bool zero_tensors, "
+        "bool is_causal, int window_size_left, int window_size_right, "
+        "bool return_softmax_lse, bool return_dropout_randval, Tensor? out=None, "
+        "Tensor? kv_last_page_lens=None) -> Tensor[]",
+        mha_batch_prefill,
+    )
+    define(
+        "aiter",
+        "paged_attention_ragged(Tensor(a!) out, Tensor workspace_buffer, "
+        "Tensor query, "
+        "Tensor key_cache, Tensor value_cache, float scale, Tensor kv_indptr, "
+        "Tensor kv_page_indices, Tensor? kv_last_page_lens, int block_size, "
+        "int max_num_partitions, Tensor? alibi_slopes, str kv_cache_dtype, "
+        "str kv_cache_layout, float logits_soft_cap, Tensor k_scale, Tensor v_scale, "
+        "Tensor? fp8_out_scale, int partition_size) -> ()",
+        paged_attention_ragged,
+    )
+    define(
+        "aiter",
+        "mla_decode_stage1_asm_fwd(Tensor Q, Tensor KV, Tensor qo_indptr, "
+        "Tensor kv_indptr, "
+        "Tensor kv_page_indices, Tensor kv_last_page_lens, int max_seqlen_q, "
+        "float softmax_scale, Tensor(a!) splitData, Tensor(b!) splitLse) -> ()",
+        mla_decode_stage1_asm_fwd,
+    )
+    define(
+        "flash_attn",
+        "_flash_attn_varlen_forward(Tensor q, Tensor k, Tensor v, "
+        "Tensor cu_seqlens_q, "
+        "Tensor cu_seqlens_k, int max_seqlen_q, int max_seqlen_k, float dropout_p, "
+        "float softmax_scale, bool causal, int window_size_left=-1, "
+        "int window_size_right=-1, float softcap=0.0, Tensor? alibi_slopes=None, "
+        "bool return_softmax=False, Tensor? block_table=None, Tensor? leftpad_k=None, "
+        "Tensor? seqused_k=None) -> (Tensor, Tensor, Tensor, Tensor)",
+        flash_attn_varlen_forward,
+    )
+    define(
+        "_C",
+        "cutlass_mla_decode(Tensor(a!) out, Tensor q_nope, Tensor q_pe, "
+        "Tensor kv_c_and_k_pe_cache, Tensor seq_lens, Tensor page_table, float scale) -> ()",
+        cutlass_mla_decode,
+    )
+    define(
+        FI_DECODE,
+        "run(Tensor(a!) float_workspace_buffer, Tensor(b!) int_workspace_buffer, "
+        "Tensor plan_info_vec, Tensor q, Tensor(c!)? paged_k_cache, "
+        "Tensor(d!)? paged_v_cache, Tensor paged_kv_indptr, Tensor paged_kv_indices, "
+        "Tensor paged_kv_last_page_len, Tensor(e!) o, Tensor(f!)? maybe_lse, "
+        "int kv_layout_code, int window_left, bool enable_pdl, Tensor? alibi_slopes, "
+        "float logits_soft_cap, float sm_scale, float rope_scale, float rope_theta) -> ()",
+        flashinfer_batch_decode,
+    )
 
 
 def _pages_for(kv_lens, gen, num_blocks):
@@ -214,9 +325,9 @@ def _pages_for(kv_lens, gen, num_blocks):
 
 def _run(gen) -> None:
     bf = torch.bfloat16
-    rnd = lambda *s: (torch.randn(*s, generator=gen) * 0.5)
+    rnd = lambda *s: torch.randn(*s, generator=gen) * 0.5
     i32 = lambda x: torch.tensor(x, dtype=torch.int32)
-    scale = D ** -0.5
+    scale = D**-0.5
     q, k, v = rnd(24, H_Q, D).to(bf), rnd(24, H_KV, D).to(bf), rnd(24, H_KV, D).to(bf)
     cu = i32([0, 16, 24])
     for op in (torch.ops.aiter.mha_varlen_fwd, torch.ops.aiter.fmha_v3_varlen_fwd):
@@ -225,44 +336,101 @@ def _run(gen) -> None:
     kc, vc = rnd(8, PAGE, H_KV, D).to(bf), rnd(8, PAGE, H_KV, D).to(bf)
     pages, indptr, last = _pages_for([24], gen, 8)
     with torch.profiler.record_function(CHUNK):
-        torch.ops.aiter.mha_batch_prefill(rnd(16, H_Q, D).to(bf), kc, vc, i32([0, 16]), indptr,
-                                          pages, 16, 24, 0.0, scale, 0.0, False, True, -1, 0,
-                                          False, False, None, last)
+        torch.ops.aiter.mha_batch_prefill(
+            rnd(16, H_Q, D).to(bf),
+            kc,
+            vc,
+            i32([0, 16]),
+            indptr,
+            pages,
+            16,
+            24,
+            0.0,
+            scale,
+            0.0,
+            False,
+            True,
+            -1,
+            0,
+            False,
+            False,
+            None,
+            last,
+        )
     fp8 = lambda t: t.to(torch.float8_e4m3fnuz).view(torch.uint8)
     kc, vc = fp8(rnd(40, PAGE, H_KV, D)), fp8(rnd(40, PAGE, H_KV, D))
     pages, indptr, last = _pages_for(DECODE_KV, gen, 40)
     out = torch.empty(4, H_Q, D, dtype=bf)
     one = torch.tensor([1.0])
     with torch.profiler.record_function(DECODE):
-        torch.ops.aiter.paged_attention_ragged(out, torch.empty(64, dtype=torch.uint8),
-                                               rnd(4, H_Q, D).to(bf), kc, vc, scale, indptr,
-                                               pages, last, PAGE, 1, None, "fp8", "NHD", 0.0,
-                                               one, one, None, 256)
+        torch.ops.aiter.paged_attention_ragged(
+            out,
+            torch.empty(64, dtype=torch.uint8),
+            rnd(4, H_Q, D).to(bf),
+            kc,
+            vc,
+            scale,
+            indptr,
+            pages,
+            last,
+            PAGE,
+            1,
+            None,
+            "fp8",
+            "NHD",
+            0.0,
+            one,
+            one,
+            None,
+            256,
+        )
     lat = rnd(40, PAGE, 1, MLA_DQK).to(bf)
     split = torch.empty(4, 2, MLA_HQ, MLA_DV, dtype=torch.float32)
     lse = torch.empty(4, 2, MLA_HQ, 1, dtype=torch.float32)
     with torch.profiler.record_function(DECODE):
-        torch.ops.aiter.mla_decode_stage1_asm_fwd(rnd(4, MLA_HQ, MLA_DQK).to(bf), lat,
-                                                  i32([0, 1, 2, 3, 4]), indptr, pages, last, 1,
-                                                  MLA_DQK ** -0.5, split, lse)
+        torch.ops.aiter.mla_decode_stage1_asm_fwd(
+            rnd(4, MLA_HQ, MLA_DQK).to(bf), lat, i32([0, 1, 2, 3, 4]), indptr, pages, last, 1, MLA_DQK**-0.5, split, lse
+        )
     bt = torch.zeros(4, 9, dtype=torch.int32)
     for i in range(4):
-        row = pages[indptr[i]:indptr[i + 1]]
-        bt[i, :len(row)] = row
+        row = pages[indptr[i] : indptr[i + 1]]
+        bt[i, : len(row)] = row
     mla_out = torch.empty(4, MLA_HQ, MLA_DV, dtype=bf)
     with torch.profiler.record_function(DECODE):
-        torch.ops._C.cutlass_mla_decode(mla_out, rnd(4, MLA_HQ, MLA_DV).to(bf),
-                                        rnd(4, MLA_HQ, MLA_DQK - MLA_DV).to(bf),
-                                        lat.flatten(2), i32(DECODE_KV), bt, MLA_DQK ** -0.5)
+        torch.ops._C.cutlass_mla_decode(
+            mla_out,
+            rnd(4, MLA_HQ, MLA_DV).to(bf),
+            rnd(4, MLA_HQ, MLA_DQK - MLA_DV).to(bf),
+            lat.flatten(2),
+            i32(DECODE_KV),
+            bt,
+            MLA_DQK**-0.5,
+        )
     e4m3 = lambda t: t.to(torch.float8_e4m3fn)
     fk, fv = e4m3(rnd(40, PAGE, H_KV, D)), e4m3(rnd(40, PAGE, H_KV, D))
     fo = torch.empty(4, H_Q, D, dtype=bf)
     with torch.profiler.record_function(DECODE):
         getattr(torch.ops, FI_DECODE).run(
-            torch.empty(64, dtype=torch.uint8), torch.empty(64, dtype=torch.uint8),
+            torch.empty(64, dtype=torch.uint8),
+            torch.empty(64, dtype=torch.uint8),
             torch.zeros(4, dtype=torch.long),
-            rnd(4, H_Q, D).to(bf), fk, fv, indptr, pages, last, fo, None, 0, -1, False, None,
-            0.0, scale, 1.0, 1e4)
+            rnd(4, H_Q, D).to(bf),
+            fk,
+            fv,
+            indptr,
+            pages,
+            last,
+            fo,
+            None,
+            0,
+            -1,
+            False,
+            None,
+            0.0,
+            scale,
+            1.0,
+            1e4,
+        )
     fa = torch.ops.flash_attn._flash_attn_varlen_forward
     with torch.profiler.record_function(PREFILL):
         fa(q, k, v, cu, cu, 16, 16, 0.0, scale, True, -1, -1)
@@ -270,8 +438,7 @@ def _run(gen) -> None:
     # K/V hold every key of each sequence (total_k = 24 + 60 = 84)
     mq, mk, mv = rnd(19, H_Q, D).to(bf), rnd(84, H_KV, D).to(bf), rnd(84, H_KV, D).to(bf)
     with torch.profiler.record_function(MIXED):
-        fa(mq, mk, mv, i32([0, 16, 17, 18, 19]), i32([0, 24, 34, 54, 84]), 16, 30, 0.0, scale,
-           True, -1, -1)
+        fa(mq, mk, mv, i32([0, 16, 17, 18, 19]), i32([0, 24, 34, 54, 84]), 16, 30, 0.0, scale, True, -1, -1)
     if not (torch.isfinite(out.float()).all() and torch.isfinite(split).all()):
         raise SystemExit("stand-in attention produced non-finite output")
 

@@ -5,6 +5,7 @@
 The traces have no GPU events (CPU-only machine): they exercise the reader, the tree,
 record_shapes arguments and the CPU-side sheets. Deterministic shapes; timings vary.
 """
+
 from __future__ import annotations
 
 import gzip

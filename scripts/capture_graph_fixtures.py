@@ -30,6 +30,7 @@ in the replay, one ``hipGraphLaunch`` at the end of the step annotation owning t
 of the graph (names of the captured launches, fixed durations ``KERNEL_US``); MI300X
 ``deviceProperties``. Seeded: shapes and dtypes are the same on every run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,20 +43,31 @@ from stand_in_library import define
 import torch
 import torch.nn.functional as F
 
-H, KV, V, SLOTS, LAYERS = 64, 32, 128, 64, 2   # KV = 2 KV heads x head dim 16
+H, KV, V, SLOTS, LAYERS = 64, 32, 128, 64, 2  # KV = 2 KV heads x head dim 16
 CAPTURE_BS = [4, 8, 16]
 REPLAY_BS = 5
 GPU_PID, GPU_TID = 2, 7
-KERNELS = {   # op -> (kernel name, replay duration µs)
+KERNELS = {  # op -> (kernel name, replay duration µs)
     "aten::index_select": ("void at::native::index_select_kernel<c10::BFloat16, long>", 2.0),
     "aten::mm": ("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT16x32x512_MI16x16x1", 6.0),
     "sglang::store_cache": ("void (anonymous namespace)::store_kvcache<64l, 1, false, long>", 1.5),
-    "aten::add": ("void at::native::vectorized_elementwise_kernel<4, "
-                  "at::native::CUDAFunctorOnSelf_add<c10::BFloat16>>", 1.0),
+    "aten::add": (
+        "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctorOnSelf_add<c10::BFloat16>>",
+        1.0,
+    ),
 }
 KERNEL_US = {k: v[1] for k, v in KERNELS.items()}
-MI300X = [{"id": 0, "name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992,
-           "computeMajor": 9, "computeMinor": 4, "warpSize": 64, "numSms": 304}]
+MI300X = [
+    {
+        "id": 0,
+        "name": "AMD Instinct MI300X",
+        "totalGlobalMem": 206141652992,
+        "computeMajor": 9,
+        "computeMinor": 4,
+        "warpSize": 64,
+        "numSms": 304,
+    }
+]
 
 
 def store_cache(k, v, k_cache, v_cache, indices, *, row_bytes=0, num_split=0, size_limit=0):
@@ -66,16 +78,26 @@ def store_cache(k, v, k_cache, v_cache, indices, *, row_bytes=0, num_split=0, si
 def register_ops() -> None:
     # SGLang python/sglang/jit_kernel/kvcache.py: store_cache(k, v, k_cache, v_cache, indices,
     # *, row_bytes=0, num_split=0, size_limit=0), registered into torch.ops.sglang
-    define("sglang", "store_cache(Tensor k, Tensor v, Tensor(a!) k_cache, Tensor(b!) v_cache, "
-           "Tensor indices, *, int row_bytes=0, int num_split=0, int size_limit=0) -> ()",
-           store_cache)
+    define(
+        "sglang",
+        "store_cache(Tensor k, Tensor v, Tensor(a!) k_cache, Tensor(b!) v_cache, "
+        "Tensor indices, *, int row_bytes=0, int num_split=0, int size_limit=0) -> ()",
+        store_cache,
+    )
 
 
 def _weights(gen):
     bf = lambda *s: (torch.randn(*s, generator=gen) * 0.05).to(torch.bfloat16)
-    layers = [dict(q=bf(H, H), k=bf(H, KV), v=bf(H, KV), o=bf(H, H),
-                   cache=(torch.zeros(SLOTS, KV, dtype=torch.bfloat16),
-                          torch.zeros(SLOTS, KV, dtype=torch.bfloat16))) for _ in range(LAYERS)]
+    layers = [
+        dict(
+            q=bf(H, H),
+            k=bf(H, KV),
+            v=bf(H, KV),
+            o=bf(H, H),
+            cache=(torch.zeros(SLOTS, KV, dtype=torch.bfloat16), torch.zeros(SLOTS, KV, dtype=torch.bfloat16)),
+        )
+        for _ in range(LAYERS)
+    ]
     return bf(V, H), layers, bf(H, V)
 
 
@@ -83,8 +105,7 @@ def forward(ids, loc, embed, layers, lm):
     x = F.embedding(ids, embed)
     for w in layers:
         q, k, v = torch.mm(x, w["q"]), torch.mm(x, w["k"]), torch.mm(x, w["v"])
-        torch.ops.sglang.store_cache(k, v, *w["cache"], loc, row_bytes=KV * 2, num_split=0,
-                                     size_limit=SLOTS)
+        torch.ops.sglang.store_cache(k, v, *w["cache"], loc, row_bytes=KV * 2, num_split=0, size_limit=SLOTS)
         x = torch.add(x, torch.mm(q, w["o"]))
     return torch.mm(x, lm)
 
@@ -96,8 +117,9 @@ def _end(e) -> float:
 
 def _gap(op, evs) -> tuple[float, float]:
     """The largest interval inside ``op`` not covered by an event nested in it."""
-    inner = sorted((e for e in evs if e is not op and e["ts"] >= op["ts"] and _end(e) <= _end(op)),
-                   key=lambda e: e["ts"])
+    inner = sorted(
+        (e for e in evs if e is not op and e["ts"] >= op["ts"] and _end(e) <= _end(op)), key=lambda e: e["ts"]
+    )
     best, t = (0.0, op["ts"]), op["ts"]
     for e in inner + [{"ts": _end(op), "dur": 0.0}]:
         if e["ts"] - t > best[0]:
@@ -119,17 +141,33 @@ class _Splicer:
 
     def runtime(self, name, ts, dur, **args):
         self.cid += 1
-        e = {"ph": "X", "cat": "cuda_runtime", "name": name, "pid": self.pid, "tid": self.tid,
-             "ts": round(ts, 3), "dur": round(dur, 3), "args": {"cid": self.cid, **args}}
+        e = {
+            "ph": "X",
+            "cat": "cuda_runtime",
+            "name": name,
+            "pid": self.pid,
+            "tid": self.tid,
+            "ts": round(ts, 3),
+            "dur": round(dur, 3),
+            "args": {"cid": self.cid, **args},
+        }
         self.trace["traceEvents"].append(e)
         return e
 
     def kernel(self, name, after, dur, corr):
         self.gpu_t = max(self.gpu_t, after + 2.0)
-        self.trace["traceEvents"].append({
-            "ph": "X", "cat": "kernel", "name": name, "pid": GPU_PID, "tid": GPU_TID,
-            "ts": round(self.gpu_t, 3), "dur": dur,
-            "args": {"device": 0, "stream": GPU_TID, "correlation": corr, "kind": "Dispatch Kernel"}})
+        self.trace["traceEvents"].append(
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": name,
+                "pid": GPU_PID,
+                "tid": GPU_TID,
+                "ts": round(self.gpu_t, 3),
+                "dur": dur,
+                "args": {"device": 0, "stream": GPU_TID, "correlation": corr, "kind": "Dispatch Kernel"},
+            }
+        )
         self.gpu_t += dur
 
     def launches(self, lo, hi, run: bool) -> list[str]:
@@ -164,7 +202,7 @@ def splice_capture(trace, per_size: int = 3) -> None:
     fw = _forwards(sp)
     assert len(fw) % per_size == 0, len(fw)
     for i, (lo, hi) in enumerate(fw):
-        if i % per_size < per_size - 1:                 # eager warm-up forwards: they run
+        if i % per_size < per_size - 1:  # eager warm-up forwards: they run
             sp.launches(lo, hi + 1e-3, run=True)
             continue
         # right before the forward and right after it: nothing else in between (the
@@ -179,13 +217,11 @@ def splice_capture(trace, per_size: int = 3) -> None:
 
 def splice_replay(trace) -> None:
     sp = _Splicer(trace)
-    (step,) = [e for e in sp.evs if e.get("cat") == "user_annotation"
-               and e["name"].startswith("step[")]
+    (step,) = [e for e in sp.evs if e.get("cat") == "user_annotation" and e["name"].startswith("step[")]
     ts, d = _gap(step, sp.evs)
     sp.corr += 1
     sp.runtime("hipGraphLaunch", ts, d, correlation=sp.corr)
-    order = ["aten::index_select"] + ["aten::mm"] * 3 + ["sglang::store_cache", "aten::mm",
-                                                         "aten::add"]
+    order = ["aten::index_select"] + ["aten::mm"] * 3 + ["sglang::store_cache", "aten::mm", "aten::add"]
     for op in [order[0]] + order[1:] * LAYERS + ["aten::mm"]:
         sp.kernel(KERNELS[op][0], ts + d, KERNELS[op][1], sp.corr)
 
@@ -199,30 +235,31 @@ def main(argv=None) -> int:
     register_ops()
     embed, layers, lm = _weights(gen)
     max_bs = max(CAPTURE_BS)
-    ids = torch.zeros(max_bs, dtype=torch.int64)             # static graph input buffers
+    ids = torch.zeros(max_bs, dtype=torch.int64)  # static graph input buffers
     loc = torch.zeros(max_bs, dtype=torch.int64)
     act = [torch.profiler.ProfilerActivity.CPU]
     meta = {"generator": "scripts/capture_graph_fixtures.py", "torch": torch.__version__}
     with torch.no_grad():
         with torch.profiler.profile(activities=act, record_shapes=True) as prof:
-            for bs in reversed(CAPTURE_BS):                  # largest first, as SGLang does
-                for _ in range(3):                           # 2 warm-ups + the captured run
+            for bs in reversed(CAPTURE_BS):  # largest first, as SGLang does
+                for _ in range(3):  # 2 warm-ups + the captured run
                     forward(ids[:bs], loc[:bs], embed, layers, lm)
-        n = write_profile(prof, a.out / "sglang_tiny_capture" / "capture.json.gz", meta,
-                          splice_capture)
+        n = write_profile(prof, a.out / "sglang_tiny_capture" / "capture.json.gz", meta, splice_capture)
         print(f"sglang_tiny_capture/capture.json.gz: {n} bytes")
         sizes = list(reversed(CAPTURE_BS))
 
         def per_size(p):
             bs = sizes.pop(0)
             name = f"DecodeCudaGraphRunner_bs_{bs}_rank0.json.gz"
-            n = write_profile(p, a.out / "sglang_tiny_capture_per_bs" / name, meta,
-                              lambda t: splice_capture(t, per_size=1))
+            n = write_profile(
+                p, a.out / "sglang_tiny_capture_per_bs" / name, meta, lambda t: splice_capture(t, per_size=1)
+            )
             print(f"sglang_tiny_capture_per_bs/{name}: {n} bytes")
 
         sched = torch.profiler.schedule(wait=2, warmup=0, active=1, repeat=0)
-        with torch.profiler.profile(activities=act, record_shapes=True, schedule=sched,
-                                    on_trace_ready=per_size) as prof:
+        with torch.profiler.profile(
+            activities=act, record_shapes=True, schedule=sched, on_trace_ready=per_size
+        ) as prof:
             for bs in reversed(CAPTURE_BS):
                 for _ in range(3):
                     forward(ids[:bs], loc[:bs], embed, layers, lm)

@@ -48,6 +48,7 @@ serving_routing_ops.py, serving_kv_cache_ops.py, serving_quant_ops.py and
 serving_vision_ops.py (registered through scripts/stand_in_library.py); the profiled calls in
 scripts/serving_workloads.py; this file only profiles and writes (scripts/fixture_io.py).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,8 +62,9 @@ import torch
 
 
 def _write(prof, path: Path, family: str) -> int:
-    return write_profile(prof, path, {"generator": "scripts/capture_serving_fixtures.py",
-                                      "family": family, "torch": torch.__version__})
+    return write_profile(
+        prof, path, {"generator": "scripts/capture_serving_fixtures.py", "family": family, "torch": torch.__version__}
+    )
 
 
 def capture(family: str, path: Path) -> int:
@@ -79,8 +81,13 @@ def capture(family: str, path: Path) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "fixtures"))
-    ap.add_argument("families", nargs="*", default=list(FAMILIES), metavar="FAMILY",
-                    help=f"families to capture (default all): {', '.join(FAMILIES)}")
+    ap.add_argument(
+        "families",
+        nargs="*",
+        default=list(FAMILIES),
+        metavar="FAMILY",
+        help=f"families to capture (default all): {', '.join(FAMILIES)}",
+    )
     a = ap.parse_args(argv)
     unknown = [f for f in a.families if f not in FAMILIES]
     if unknown:

@@ -3,6 +3,7 @@
 The trace is exported, named, tagged with ``metadata``, and gzipped deterministically (no mtime,
 no file name in the gzip header), through a temporary file renamed into place.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -41,8 +42,7 @@ def capture_cpu(path: Path, script: str, run) -> int:
     ``path`` with the usual metadata (``generator`` = ``scripts/<script>``, torch version)."""
     import torch  # only the capture scripts need torch; write_profile's callers may not
 
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
-                                record_shapes=True) as prof:
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
         run()
     return write_profile(prof, path, {"generator": f"scripts/{script}", "torch": torch.__version__})
 

@@ -83,29 +83,29 @@ EOF
 }
 
 step_gpu_tests() {
-    timeout "$STEP_LIMIT" "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/kernels/test_pa_gpu.py
+    timeout "$STEP_LIMIT" "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/pa/kernel/test_pa_gpu.py
 }
 
 SEED=(--batch 32 --query-len 4 --q-heads 16 --kv-heads 1 --head-dim 192 --page-size 64)
 step_seed_grid() {
     # BF16 V128/V192 and FP8 V128, 16K and 64K: two invocations, one CSV (the second appends)
-    timeout $(( STEP_LIMIT / 2 )) "$PY" -m perfreport.cli bench-pa --context 16k,64k "${SEED[@]}" \
+    timeout $(( STEP_LIMIT / 2 )) "$PY" -m perfreport.cli.app bench-pa --context 16k,64k "${SEED[@]}" \
         --v-head-dim 128,192 --kv-dtype bf16 --backend triton,torch --baseline torch --csv "$OUT/bench_seed.csv"
-    timeout $(( STEP_LIMIT / 2 )) "$PY" -m perfreport.cli bench-pa --context 16k,64k "${SEED[@]}" \
+    timeout $(( STEP_LIMIT / 2 )) "$PY" -m perfreport.cli.app bench-pa --context 16k,64k "${SEED[@]}" \
         --v-head-dim 128 --kv-dtype fp8 --backend triton,torch --baseline torch --csv "$OUT/bench_fp8.csv"
     tail -n +2 "$OUT/bench_fp8.csv" >> "$OUT/bench_seed.csv" && rm -f "$OUT/bench_fp8.csv"
 }
 
 step_graph() {
-    timeout "$STEP_LIMIT" "$PY" -m perfreport.cli bench-pa --context 64k "${SEED[@]}" --v-head-dim 128 \
+    timeout "$STEP_LIMIT" "$PY" -m perfreport.cli.app bench-pa --context 64k "${SEED[@]}" --v-head-dim 128 \
         --kv-dtype bf16,fp8 --layout nhd,5dv --graph --backend triton --baseline triton --csv "$OUT/bench_graph.csv"
 }
 
 step_trace() {
-    timeout $(( STEP_LIMIT * 2 / 3 )) "$PY" -m perfreport.cli bench-pa --context 64k "${SEED[@]}" \
+    timeout $(( STEP_LIMIT * 2 / 3 )) "$PY" -m perfreport.cli.app bench-pa --context 64k "${SEED[@]}" \
         --v-head-dim 128 --kv-dtype bf16,fp8 --backend triton --baseline triton --trace "$OUT/pa_trace.json" \
         --json --quiet > "$OUT/trace_rows.json"
-    timeout $(( STEP_LIMIT / 3 )) "$PY" -m perfreport.cli analyze "$OUT/pa_trace.json" --sheet unified_perf_summary \
+    timeout $(( STEP_LIMIT / 3 )) "$PY" -m perfreport.cli.app analyze "$OUT/pa_trace.json" --sheet unified_perf_summary \
         --format csv --quiet > "$OUT/analyze_trace.csv"
     echo "compare 'roofline median (%)' in analyze_trace.csv with trace_pct_roofline in trace_rows.json"
 }

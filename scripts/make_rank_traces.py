@@ -14,6 +14,7 @@ fields in its args). Rank r reaches call i ``arrival_us(r, i)`` µs after rank 0
 rank's kernel ends at the same time, as a blocking collective does: the straggler (last
 rank) has the shortest kernel. Used by tests/multi and benchmarks/bench_multi.py.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,11 +22,11 @@ import gzip
 import json
 from pathlib import Path
 
-COMM_TID = 424242          # the CPU thread the collectives are issued on
+COMM_TID = 424242  # the CPU thread the collectives are issued on
 COMM_STREAM = 99
-CORR0 = 900_000_000        # correlation ids of the injected launches
-KERNEL_US = 50.0           # the straggler's kernel time (the transfer itself)
-NELEMS = 1 << 22           # 4 Mi bf16 elements = 8 MiB per all-reduce
+CORR0 = 900_000_000  # correlation ids of the injected launches
+KERNEL_US = 50.0  # the straggler's kernel time (the transfer itself)
+NELEMS = 1 << 22  # 4 Mi bf16 elements = 8 MiB per all-reduce
 
 
 def arrival_us(rank: int, i: int) -> float:
@@ -85,15 +86,27 @@ def _shifted(events, off_t: float, off_id: int, scale: float, plan, carried: dic
 
 
 def comm_fields(rank: int, ranks: int, i: int) -> dict:
-    return {"Collective name": "allreduce", "dtype": "BFloat16", "In msg nelems": NELEMS,
-            "Out msg nelems": NELEMS, "In split size": "[]", "Out split size": "[]",
-            "Global rank start": 0, "Global rank stride": 1, "Group size": ranks,
-            "Process Group Name": "0", "Process Group Description": "default_pg",
-            "Process Group Ranks": json.dumps(list(range(ranks))), "Rank": rank, "Seq": i + 1}
+    return {
+        "Collective name": "allreduce",
+        "dtype": "BFloat16",
+        "In msg nelems": NELEMS,
+        "Out msg nelems": NELEMS,
+        "In split size": "[]",
+        "Out split size": "[]",
+        "Global rank start": 0,
+        "Global rank stride": 1,
+        "Group size": ranks,
+        "Process Group Name": "0",
+        "Process Group Description": "default_pg",
+        "Process Group Ranks": json.dumps(list(range(ranks))),
+        "Rank": rank,
+        "Seq": i + 1,
+    }
 
 
-def collective_events(rank: int, ranks: int, n: int, t0: float, t1: float, cpu_pid, gpu_pid,
-                      device: int = 0) -> list[dict]:
+def collective_events(
+    rank: int, ranks: int, n: int, t0: float, t1: float, cpu_pid, gpu_pid, device: int = 0
+) -> list[dict]:
     out = []
     for i in range(n):
         base = t0 + (i + 0.5) * (t1 - t0) / n
@@ -101,23 +114,48 @@ def collective_events(rank: int, ranks: int, n: int, t0: float, t1: float, cpu_p
         end = base + max(arrival_us(r, i) for r in range(ranks)) + 20.0 + KERNEL_US
         corr = CORR0 + i
         f = comm_fields(rank, ranks, i)
-        out.append({"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": cpu_pid,
-                    "tid": COMM_TID, "ts": round(arrive, 3), "dur": 30.0,
-                    "args": dict(f, **{"External id": corr, "Record function id": 0})})
-        out.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": cpu_pid,
-                    "tid": COMM_TID, "ts": round(arrive + 5.0, 3), "dur": 10.0,
-                    "args": {"cbid": 211, "correlation": corr, "External id": corr}})
-        out.append({"ph": "X", "cat": "kernel",
-                    "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
-                    "pid": gpu_pid, "tid": COMM_STREAM, "ts": round(arrive + 20.0, 3),
-                    "dur": round(end - (arrive + 20.0), 3),
-                    "args": dict(f, **{"device": device, "stream": COMM_STREAM, "correlation": corr,
-                                       "External id": corr})})
+        out.append(
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": "record_param_comms",
+                "pid": cpu_pid,
+                "tid": COMM_TID,
+                "ts": round(arrive, 3),
+                "dur": 30.0,
+                "args": dict(f, **{"External id": corr, "Record function id": 0}),
+            }
+        )
+        out.append(
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "pid": cpu_pid,
+                "tid": COMM_TID,
+                "ts": round(arrive + 5.0, 3),
+                "dur": 10.0,
+                "args": {"cbid": 211, "correlation": corr, "External id": corr},
+            }
+        )
+        out.append(
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                "pid": gpu_pid,
+                "tid": COMM_STREAM,
+                "ts": round(arrive + 20.0, 3),
+                "dur": round(end - (arrive + 20.0), 3),
+                "args": dict(f, **{"device": device, "stream": COMM_STREAM, "correlation": corr, "External id": corr}),
+            }
+        )
     return out
 
 
-def make_rank_traces(source, out_dir, ranks: int = 4, *, copies: int = 1, collectives: int = 8,
-                     gz: bool = True) -> list[Path]:
+def make_rank_traces(
+    source, out_dir, ranks: int = 4, *, copies: int = 1, collectives: int = 8, gz: bool = True
+) -> list[Path]:
     doc = json.loads(gzip.open(source).read() if str(source).endswith(".gz") else Path(source).read_bytes())
     events = doc.pop("traceEvents")
     ts = [e["ts"] for e in events if e.get("ph") == "X" and isinstance(e.get("ts"), (int, float))]
@@ -130,8 +168,13 @@ def make_rank_traces(source, out_dir, ranks: int = 4, *, copies: int = 1, collec
     paths = []
     for r in range(ranks):
         meta = dict(doc)
-        meta["distributedInfo"] = {"backend": "nccl", "rank": r, "world_size": ranks,
-                                   "pg_count": 1, "nccl_version": "2.21.5"}
+        meta["distributedInfo"] = {
+            "backend": "nccl",
+            "rank": r,
+            "world_size": ranks,
+            "pg_count": 1,
+            "nccl_version": "2.21.5",
+        }
         p = out_dir / (f"rank{r}.json.gz" if gz else f"rank{r}.json")
         opener = (lambda q: gzip.open(q, "wt", compresslevel=1)) if gz else (lambda q: open(q, "w"))
         with opener(p) as f:
@@ -142,15 +185,14 @@ def make_rank_traces(source, out_dir, ranks: int = 4, *, copies: int = 1, collec
             first = True
             scale = 1.0 + 0.05 * r
             plan, per_copy = _stretch_plan(events, scale)
-            carried: dict = {}           # extra µs of the earlier copies, per stream
+            carried: dict = {}  # extra µs of the earlier copies, per stream
             for c in range(copies):
-                for e in _shifted(events, c * span, c * 10 ** 7, scale, plan, carried):
+                for e in _shifted(events, c * span, c * 10**7, scale, plan, carried):
                     f.write(("" if first else ",\n") + "    " + json.dumps(e))
                     first = False
                 for k, v in per_copy.items():
                     carried[k] = carried.get(k, 0.0) + v
-            for e in collective_events(r, ranks, collectives, t_min, t_min + copies * span - 1000.0,
-                                       cpu_pid, gpu_pid):
+            for e in collective_events(r, ranks, collectives, t_min, t_min + copies * span - 1000.0, cpu_pid, gpu_pid):
                 f.write(",\n    " + json.dumps(e))
             f.write("\n  ]\n}\n")
         paths.append(p)
@@ -166,8 +208,9 @@ def main() -> None:
     ap.add_argument("--collectives", type=int, default=8)
     ap.add_argument("--no-gzip", action="store_true")
     a = ap.parse_args()
-    for p in make_rank_traces(a.source, a.out_dir, a.ranks, copies=a.copies,
-                              collectives=a.collectives, gz=not a.no_gzip):
+    for p in make_rank_traces(
+        a.source, a.out_dir, a.ranks, copies=a.copies, collectives=a.collectives, gz=not a.no_gzip
+    ):
         print(p)
 
 

@@ -4,13 +4,14 @@
 (result, input, scale[, scale_ub]) and ``per_token_group_fp8_quant(input, output_q, output_s,
 group_size, eps, fp8_min, fp8_max, scale_ue8m0)``, quantizing to e4m3 (max 448).
 """
+
 from __future__ import annotations
 
 import torch
 
 from stand_in_library import define
 
-FP8_MAX = 448.0             # largest finite float8_e4m3fn value (OCP FP8 spec: 1.75 · 2^8)
+FP8_MAX = 448.0  # largest finite float8_e4m3fn value (OCP FP8 spec: 1.75 · 2^8)
 
 
 def _q(x, scale):
@@ -33,17 +34,23 @@ def _quant_dynamic_token(result, input, scale, scale_ub=None):
 
 def _quant_group(input, output_q, output_s, group_size, eps, fp8_min, fp8_max, scale_ue8m0):
     g = input.float().reshape(input.shape[0], -1, group_size)
-    s = (g.abs().amax(-1, keepdim=True).clamp_min(eps) / fp8_max)
+    s = g.abs().amax(-1, keepdim=True).clamp_min(eps) / fp8_max
     output_s.copy_(s.squeeze(-1))
     output_q.copy_((g / s).clamp(fp8_min, fp8_max).reshape(input.shape).to(output_q.dtype))
 
 
 def register() -> None:
-    for name, fn in (("static_scaled_fp8_quant", _quant_static),
-                     ("dynamic_scaled_fp8_quant", _quant_dynamic_tensor),
-                     ("dynamic_per_token_scaled_fp8_quant", _quant_dynamic_token)):
+    for name, fn in (
+        ("static_scaled_fp8_quant", _quant_static),
+        ("dynamic_scaled_fp8_quant", _quant_dynamic_tensor),
+        ("dynamic_per_token_scaled_fp8_quant", _quant_dynamic_token),
+    ):
         tail = ", Tensor? scale_ub=None" if "per_token" in name else ""
         define("_C", f"{name}(Tensor(a!) result, Tensor input, Tensor(b!) scale{tail}) -> ()", fn)
-    define("_C", "per_token_group_fp8_quant(Tensor input, Tensor(a!) output_q, "
-           "Tensor(b!) output_s, int group_size, float eps, float fp8_min, float fp8_max, "
-           "bool scale_ue8m0) -> ()", _quant_group)
+    define(
+        "_C",
+        "per_token_group_fp8_quant(Tensor input, Tensor(a!) output_q, "
+        "Tensor(b!) output_s, int group_size, float eps, float fp8_min, float fp8_max, "
+        "bool scale_ue8m0) -> ()",
+        _quant_group,
+    )

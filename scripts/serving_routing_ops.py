@@ -4,6 +4,7 @@
 with the positional arguments of triton_kernels' ``topk`` and ``sort_tokens``. Used inside
 ``vllm::moe_forward`` by scripts/serving_moe_ops.py and scripts/capture_moe_ep_fixtures.py.
 """
+
 from __future__ import annotations
 
 import torch
@@ -24,7 +25,7 @@ class TopK(torch.autograd.Function):
         return vals.to(x.dtype), idx.to(torch.int16), bits.to(torch.uint32)
 
 
-class Bitmatrix:                        # a Python object: the profiler does not record it
+class Bitmatrix:  # a Python object: the profiler does not record it
     def __init__(self, data):
         self.data = data
 

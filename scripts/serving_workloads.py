@@ -4,6 +4,7 @@ the calls of the stand-in ops (scripts/serving_*_ops.py) under their real names.
 ``FAMILIES[family](gen)`` builds one family's inputs from the seeded generator ``gen`` and
 returns the zero-argument function the capture profiles (scripts/capture_serving_fixtures.py).
 """
+
 from __future__ import annotations
 
 import torch
@@ -30,24 +31,33 @@ def _moe_steps(gen):
     w13, w2 = packed(E, H // 2, 2 * I), packed(E, I // 2, H)
     dq = serving_moe_ops.dequant_mxfp4
     serving_moe_ops.LAYERS["model.layers.0.mlp.experts"] = dict(
-        w13=w13, w2=w2,
+        w13=w13,
+        w2=w2,
         w13_flat=dq(w13, scale(E, H // 32, 2 * I)).transpose(1, 2).reshape(-1, H),
-        w2_flat=dq(w2, scale(E, I // 32, H)).transpose(1, 2).reshape(-1, I))
+        w2_flat=dq(w2, scale(E, I // 32, H)).transpose(1, 2).reshape(-1, I),
+    )
     bf = lambda *s: (torch.randn(*s, generator=gen) * 0.1).to(torch.bfloat16)
     x, logits = bf(T, H), bf(T, E)
     w1, w2, w1d, w2d = bf(E, 2 * I, H), bf(E, H, I), bf(1, 2 * I, H), bf(1, H, I)
     tw = torch.softmax(torch.randn(T, K, generator=gen), -1)
     ti = torch.stack([torch.randperm(E, generator=gen)[:K] for _ in range(T)]).to(torch.int32)
     fp8 = torch.float8_e4m3fnuz
-    aiter_w = dict(gate=w1.float().to(fp8), down=w2.float().to(fp8),
-                   x=x.float().to(fp8), x_scale=torch.ones(T, 1),
-                   fc1_scale=torch.ones(E, 2 * I, 1), fc2_scale=torch.ones(E, H, 1))
+    aiter_w = dict(
+        gate=w1.float().to(fp8),
+        down=w2.float().to(fp8),
+        x=x.float().to(fp8),
+        x_scale=torch.ones(T, 1),
+        fc1_scale=torch.ones(E, 2 * I, 1),
+        fc2_scale=torch.ones(E, H, 1),
+    )
     order = torch.argsort(ti.reshape(-1).long(), stable=True)
     counts = torch.bincount(ti.reshape(-1).long(), minlength=E)
-    cut = dict(a=x.float()[order // K].to(torch.float8_e4m3fn),
-               b=w1.float().to(torch.float8_e4m3fn).transpose(1, 2),      # [E, H, 2I] view
-               offsets=(torch.cumsum(counts, 0) - counts).to(torch.int32),
-               sizes=torch.stack([counts, torch.full((E,), 2 * I), torch.full((E,), H)], 1).to(torch.int32))
+    cut = dict(
+        a=x.float()[order // K].to(torch.float8_e4m3fn),
+        b=w1.float().to(torch.float8_e4m3fn).transpose(1, 2),  # [E, H, 2I] view
+        offsets=(torch.cumsum(counts, 0) - counts).to(torch.int32),
+        sizes=torch.stack([counts, torch.full((E,), 2 * I), torch.full((E,), H)], 1).to(torch.int32),
+    )
     aiter_w["cutlass"] = cut
     return lambda: _moe_run(x, logits, w1, w2, w1d, w2d, tw, ti, aiter_w)
 
@@ -56,8 +66,9 @@ def _aiter_run(x, w1, w2, tw, ti, a) -> None:
     sid, seid, nvalid = serving_moe_ops.sorted_routing(ti, 4)
     sw = tw.reshape(-1)
     out = torch.empty(T, H, dtype=torch.bfloat16)
-    torch.ops.aiter.fmoe_g1u1(out, a["x"], a["gate"], a["down"], sid, sw, seid, nvalid, K,
-                              a["x_scale"], a["fc1_scale"], a["fc2_scale"])
+    torch.ops.aiter.fmoe_g1u1(
+        out, a["x"], a["gate"], a["down"], sid, sw, seid, nvalid, K, a["x_scale"], a["fc1_scale"], a["fc2_scale"]
+    )
     inter = torch.empty(T, K, I, dtype=torch.bfloat16)
     torch.ops.aiter.ck_moe_stage1(x, w1, w2, sid, seid, nvalid, inter, K, "", None, None, 4, None)
     out2 = torch.empty(T, H, dtype=torch.bfloat16)
@@ -65,9 +76,20 @@ def _aiter_run(x, w1, w2, tw, ti, a) -> None:
     c = a["cutlass"]
     out3 = torch.empty(T * K, 2 * I, dtype=torch.bfloat16)
     strides = lambda v: torch.full((E,), v, dtype=torch.int64)
-    torch.ops._C.cutlass_moe_mm(out3, c["a"], c["b"], torch.ones(1), torch.ones(E, 1, 1),
-                                c["offsets"], c["sizes"], strides(H), strides(H), strides(2 * I),
-                                False, False)
+    torch.ops._C.cutlass_moe_mm(
+        out3,
+        c["a"],
+        c["b"],
+        torch.ones(1),
+        torch.ones(E, 1, 1),
+        c["offsets"],
+        c["sizes"],
+        strides(H),
+        strides(H),
+        strides(2 * I),
+        False,
+        False,
+    )
     for o in (out, out2, out3):
         if not torch.isfinite(o.float()).all():
             raise SystemExit("stand-in aiter MoE produced non-finite output")
@@ -77,8 +99,7 @@ def _moe_run(x, logits, w1, w2, w1d, w2d, tw, ti, aiter_w) -> None:
     _aiter_run(x, w1, w2, tw, ti, aiter_w)
     out = torch.ops.vllm.moe_forward(x, logits, "model.layers.0.mlp.experts")
     out2 = torch.ops.vllm.outplace_fused_experts(x, w1, w2, tw, ti)
-    out3 = torch.ops.vllm.outplace_fused_experts(x, w1d, w2d, torch.ones(T, 1),
-                                                 torch.zeros(T, 1, dtype=torch.int32))
+    out3 = torch.ops.vllm.outplace_fused_experts(x, w1d, w2d, torch.ones(T, 1), torch.zeros(T, 1, dtype=torch.int32))
     w, i, tei = torch.empty(T, K), torch.empty(T, K, dtype=torch.int32), torch.empty(T, K, dtype=torch.int32)
     torch.ops._moe_C.topk_softmax(w, i, tei, logits.float(), True)
     block = 4
@@ -117,9 +138,16 @@ def _kv_steps(gen):
         ops.reshape_and_cache_flash(key, value, *u8_cache, slots, "fp8", one, one)
         ops.reshape_and_cache(key, value, k5, v4, slots, "auto", one, one)
         ops.concat_and_cache_mla(kv_c, k_pe, mla, slots, "auto", one)
-        torch.ops.sglang.store_cache(key.view(KV_T, -1), value.view(KV_T, -1), *sg, slots,
-                                     row_bytes=KV_H * KV_D * 2, num_split=0,
-                                     size_limit=BLOCKS * PAGE)
+        torch.ops.sglang.store_cache(
+            key.view(KV_T, -1),
+            value.view(KV_T, -1),
+            *sg,
+            slots,
+            row_bytes=KV_H * KV_D * 2,
+            num_split=0,
+            size_limit=BLOCKS * PAGE,
+        )
+
     return run
 
 
@@ -135,8 +163,10 @@ def _quant_steps(gen):
         torch.ops._C.static_scaled_fp8_quant(out(), x, torch.tensor([0.01]))
         torch.ops._C.dynamic_scaled_fp8_quant(out(), x, torch.empty(1))
         torch.ops._C.dynamic_per_token_scaled_fp8_quant(out(), x, torch.empty(Q_T, 1), None)
-        torch.ops._C.per_token_group_fp8_quant(x, out(), torch.empty(Q_T, Q_H // Q_GROUP),
-                                               Q_GROUP, 1e-10, -FP8_MAX, FP8_MAX, False)
+        torch.ops._C.per_token_group_fp8_quant(
+            x, out(), torch.empty(Q_T, Q_H // Q_GROUP), Q_GROUP, 1e-10, -FP8_MAX, FP8_MAX, False
+        )
+
     return run
 
 
@@ -165,12 +195,14 @@ def _inductor_steps(gen):
         c = torch.empty(16, 24, dtype=torch.bfloat16)
         with rec("triton_tem_fused_mm_4", [a, w, c]):
             torch.mm(a, w, out=c)
+
     return run
 
 
 # ---- pooling / resampling / norms -------------------------------------------------------------
 def _vision_steps(gen):
     import torch.nn.functional as F
+
     x = torch.randn(2, 4, 8, 8, generator=gen)
     seq = torch.randn(2, 4, 5, generator=gen)
     mean, invstd = x.mean((0, 2, 3)), 1 / (x.var((0, 2, 3)) + 1e-5).sqrt()
@@ -184,12 +216,17 @@ def _vision_steps(gen):
             y.sum().backward()
         F.interpolate(x, scale_factor=2, mode="nearest")
         F.interpolate(seq, size=9, mode="nearest")
-        torch.ops.aten.miopen_batch_norm_backward(x, torch.ones_like(x), torch.ones(4), None,
-                                                  None, mean, invstd, 1e-5)
+        torch.ops.aten.miopen_batch_norm_backward(x, torch.ones_like(x), torch.ones(4), None, None, mean, invstd, 1e-5)
         y2 = torch.empty_like(gn_in)
         torch.ops.aiter._groupnorm_run(y2, torch.empty(64), gn_in, 2, gw, gb, 1e-5)
+
     return run
 
 
-FAMILIES = {"moe": _moe_steps, "kv_cache": _kv_steps, "quant": _quant_steps,
-            "inductor": _inductor_steps, "vision": _vision_steps}
+FAMILIES = {
+    "moe": _moe_steps,
+    "kv_cache": _kv_steps,
+    "quant": _quant_steps,
+    "inductor": _inductor_steps,
+    "vision": _vision_steps,
+}

@@ -4,6 +4,7 @@ Used by scripts/capture_attention_fixtures.py and capture_flashinfer_flashmla_fi
 both run a decode step of 4 requests with KV lengths ``DECODE_KV`` inside the vLLM detailed
 annotation ``DECODE`` (4 new tokens, Σ sk = 37 + 64 + 100 + 130 = 331, Σ sq·sk = 331).
 """
+
 from __future__ import annotations
 
 import torch

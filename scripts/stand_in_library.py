@@ -7,6 +7,7 @@ script registers through ``define`` / ``impl``, so calling a script's ``register
 in one process is harmless: an op already registered here with the same kernel is skipped,
 and the same op with another kernel is an error (two scripts disagreeing on a stand-in).
 """
+
 from __future__ import annotations
 
 import torch
@@ -18,7 +19,7 @@ CAPTURE_THREADS = 2
 torch.set_num_threads(CAPTURE_THREADS)
 
 _LIBS: list = []
-_KERNELS: dict = {}     # (ns, op name) -> the CPU kernel registered for it
+_KERNELS: dict = {}  # (ns, op name) -> the CPU kernel registered for it
 
 
 def _once(ns: str, name: str, fn) -> bool:

@@ -8,6 +8,7 @@ flows) whose start lies inside the chosen ``user_annotation`` (by default the on
 frames and memory instants (``cpu_instant_event``): the report never reads them. Writes
 ``OUT_DIR/<same file name>`` and an ``execution_details.json`` naming only that capture.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,13 @@ def trim(path: Path, annotation: str | None) -> tuple[dict, str]:
     with gzip.open(path, "rt") if path.suffix == ".gz" else open(path) as f:
         doc = json.load(f)
     events = doc["traceEvents"]
-    anns = [e for e in events if e.get("ph") == "X" and e.get("cat") == "user_annotation"
-            and (e["name"] == annotation if annotation else e["name"].startswith("capture_"))]
+    anns = [
+        e
+        for e in events
+        if e.get("ph") == "X"
+        and e.get("cat") == "user_annotation"
+        and (e["name"] == annotation if annotation else e["name"].startswith("capture_"))
+    ]
     if len(anns) != 1:
         sys.exit(f"{path}: expected one annotation {annotation or 'capture_*'}, found {len(anns)}")
     a = anns[0]

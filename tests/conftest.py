@@ -15,12 +15,14 @@ def fixture_path(name: str) -> Path:
 @pytest.fixture(scope="session")
 def h100_tree():
     from perfreport.pipeline import load_tree
+
     return load_tree(str(FIX / "h100_qwen_0.5b.json.gz"))
 
 
 @pytest.fixture(scope="session")
 def mi300_tree():
     from perfreport.pipeline import load_tree
+
     return load_tree(str(FIX / "mi300_qwen_0.5b.json.gz"))
 
 

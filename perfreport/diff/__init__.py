@@ -4,6 +4,7 @@
 ``diff_ops`` and ``diff_gpu_timeline`` (see :mod:`perfreport.diff.sheets` for the columns and
 :mod:`perfreport.diff.match` for the matching rules), so the usual writers apply.
 """
+
 from __future__ import annotations
 
 from perfreport.diff.gate import regressions
@@ -14,13 +15,13 @@ def diff(a, b, *, arch_a=None, arch_b=None, basis: str = "peak", **analyze_kw):
     """Diff ``a`` against ``b`` (paths of traces, report JSON files or CSV dirs)."""
     from perfreport.diff.sheets import build_diff_sheets
     from perfreport.report import Report
+
     sa = load_side(a, analyze_kw=dict(analyze_kw, arch=arch_a, basis=basis))
     sb = load_side(b, analyze_kw=dict(analyze_kw, arch=arch_b, basis=basis))
     sheets = build_diff_sheets(sa, sb)
     notes = [f"A: {sa.source} ({sa.kind})", f"B: {sb.source} ({sb.kind})"]
     notes += [f"A {n}" for n in sa.notes] + [f"B {n}" for n in sb.notes]
-    return Report(source=f"{sa.source} vs {sb.source}", sheets=sheets, notes=notes,
-                  arch_msg="", has_gpu=True)
+    return Report(source=f"{sa.source} vs {sb.source}", sheets=sheets, notes=notes, arch_msg="", has_gpu=True)
 
 
 __all__ = ["diff", "regressions", "load_side", "Side"]

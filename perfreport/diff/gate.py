@@ -4,6 +4,7 @@ B regresses by more than PCT when ``time B > time A * (1 + PCT / 100)``: checked
 GPU kernel time and on each of the top N rows of ``diff_ops`` (by |delta|). A row that
 appeared in B (no time in A) among the top N counts as a regression.
 """
+
 from __future__ import annotations
 
 
@@ -16,9 +17,11 @@ def regressions(report, pct: float, top: int = 10) -> list[str]:
     out = []
     s = report.sheet("diff_summary").records()[0]
     if _regressed(s["A"], s["B"], pct):
-        out.append(f"total GPU kernel time {s['A']:.1f} -> {s['B']:.1f} µs "
-                   f"(+{100.0 * (s['B'] - s['A']) / s['A'] if s['A'] else float('inf'):.1f}%)")
-    for r in report.sheet("diff_ops").records()[:max(top, 0)]:
+        out.append(
+            f"total GPU kernel time {s['A']:.1f} -> {s['B']:.1f} µs "
+            f"(+{100.0 * (s['B'] - s['A']) / s['A'] if s['A'] else float('inf'):.1f}%)"
+        )
+    for r in report.sheet("diff_ops").records()[: max(top, 0)]:
         ta, tb = r["time A (µs)"], r["time B (µs)"]
         if _regressed(ta, tb, pct):
             grow = f"+{100.0 * (tb - ta) / ta:.1f}%" if ta else "appeared"

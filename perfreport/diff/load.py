@@ -6,6 +6,7 @@ and a ``--csv-dir`` directory (``unified_perf_summary.csv``, optionally ``gpu_ti
 Anything else is read as a Kineto trace. A report is recognised by its first JSON key, so a
 trace is never parsed twice.
 """
+
 from __future__ import annotations
 
 import csv
@@ -26,11 +27,12 @@ _NUM = {"count", "time sum (µs)", "roofline mean (%)", "time (ms)", "percent of
 @dataclass
 class Side:
     """What the diff needs of one input: the unified rows, the GPU timeline rows, notes."""
+
     source: str
     ops: list[dict]
     timeline: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    kind: str = "trace"                  # 'trace' | 'workbook' | 'report JSON' | 'CSV dir'
+    kind: str = "trace"  # 'trace' | 'workbook' | 'report JSON' | 'CSV dir'
 
 
 def load_side(path, *, analyze_kw: dict | None = None) -> Side:
@@ -46,6 +48,7 @@ def load_side(path, *, analyze_kw: dict | None = None) -> Side:
     if _REPORT_HEAD.match(head):
         return _report_json(p)
     from perfreport.pipeline import analyze
+
     rep = analyze(str(p), **(analyze_kw or {}))
     ops = rep.sheet(OPS_SHEET).records()
     tl = rep.sheet(TIMELINE_SHEET).records() if TIMELINE_SHEET in rep.sheet_names else []
@@ -55,9 +58,10 @@ def load_side(path, *, analyze_kw: dict | None = None) -> Side:
 def _workbook(p: Path) -> Side:
     """A workbook perfreport wrote: header row, then one row per record."""
     from openpyxl import load_workbook
+
     try:
         wb = load_workbook(p, read_only=True, data_only=True)
-    except Exception as exc:         # openpyxl raises many kinds for a bad file
+    except Exception as exc:  # openpyxl raises many kinds for a bad file
         raise BadInput(str(p), f"unreadable workbook ({type(exc).__name__}: {exc})") from None
     try:
         if OPS_SHEET not in wb.sheetnames:
@@ -66,8 +70,12 @@ def _workbook(p: Path) -> Side:
         def records(name):
             it = wb[name].iter_rows(values_only=True)
             head = [str(h) if h is not None else "" for h in next(it, ())]
-            return [{h: ("" if v is None and h not in _NUM else v) for h, v in zip(head, row)}
-                    for row in it if any(v is not None for v in row)]
+            return [
+                {h: ("" if v is None and h not in _NUM else v) for h, v in zip(head, row)}
+                for row in it
+                if any(v is not None for v in row)
+            ]
+
         tl = records(TIMELINE_SHEET) if TIMELINE_SHEET in wb.sheetnames else []
         return Side(str(p), records(OPS_SHEET), tl, [], "workbook")
     finally:
@@ -88,6 +96,7 @@ def _head(p: Path) -> bytes:
 
 def _report_json(p: Path) -> Side:
     import orjson
+
     try:
         opener = gzip.open if _is_gz(p) else open
         with opener(p, "rb") as fh:
@@ -99,8 +108,13 @@ def _report_json(p: Path) -> Side:
         if OPS_SHEET not in sheets:
             raise BadInput(str(p), f"report JSON has no {OPS_SHEET} sheet")
         tl = (sheets.get(TIMELINE_SHEET) or {}).get("rows", [])
-        return Side(str(doc.get("source") or p), _rows(sheets[OPS_SHEET].get("rows"), p), _rows(tl, p),
-                    [n for n in doc.get("notes", []) if str(n).startswith("GPU spec")], "report JSON")
+        return Side(
+            str(doc.get("source") or p),
+            _rows(sheets[OPS_SHEET].get("rows"), p),
+            _rows(tl, p),
+            [n for n in doc.get("notes", []) if str(n).startswith("GPU spec")],
+            "report JSON",
+        )
     if doc.get("sheet") != OPS_SHEET:
         raise BadInput(str(p), f"sheet JSON is {doc.get('sheet')!r}, the diff needs {OPS_SHEET}")
     return Side(str(p), _rows(doc.get("rows"), p), [], [], "report JSON")

@@ -11,6 +11,7 @@ on one side are summed first:
 
 What is left is ``vanished`` (only in A) or ``appeared`` (only in B).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ R = "roofline mean (%)"
 @dataclass
 class Group:
     """Rows of one side that share a match key, summed."""
+
     rows: list[dict] = field(default_factory=list)
 
     def add(self, r: dict) -> None:
@@ -59,7 +61,7 @@ class Group:
 
 @dataclass
 class Match:
-    rule: str                 # one of RULES, or 'appeared' / 'vanished'
+    rule: str  # one of RULES, or 'appeared' / 'vanished'
     a: Group | None
     b: Group | None
 

@@ -10,6 +10,7 @@ FLOPs per OUTPUT element count each elementary operation (mul, add, div, exp, er
   * gelu_tanh: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) -> 9;  × gate = 10
 Bytes = input (2d per row) read + output (d per row) written, each at its dtype.
 """
+
 from __future__ import annotations
 
 from perfreport.errors import ModelError
@@ -28,13 +29,16 @@ class GatedActivation(PerfModel):
         super().__init__(op)
         self.out, self.x = tensor(op, self.out_i, "out"), tensor(op, self.in_i, "input")
         if self.x.numel != 2 * self.out.numel:
-            raise ModelError(f"{op.name}: input {list(self.x.shape)} is not twice "
-                             f"output {list(self.out.shape)}")
+            raise ModelError(f"{op.name}: input {list(self.x.shape)} is not twice output {list(self.out.shape)}")
 
     def params(self) -> dict:
-        return {"op_shape": self.out.shape, "dtype_in": self.x.dtype,
-                "dtype_out": self.out.dtype, "stride_input": self.x.stride,
-                "stride_output": self.out.stride}
+        return {
+            "op_shape": self.out.shape,
+            "dtype_in": self.x.dtype,
+            "dtype_out": self.out.dtype,
+            "stride_input": self.x.stride,
+            "stride_output": self.out.stride,
+        }
 
     def flops(self) -> float:
         return float(self.flops_per_out * self.out.numel)

@@ -6,6 +6,7 @@
 (scalars as strings: ``''``, ``'0.'``, ``'True'``, ``'[-1]'``, ``'1'``, ``'1.0000000000000001e-05'``).
 Everything here is parsed explicitly: trace strings are never evaluated as Python.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,14 +25,14 @@ class Tensor:
 
     @property
     def numel(self) -> int:
-        return prod(self.shape)          # prod(()) == 1: a 0-d tensor holds one element
+        return prod(self.shape)  # prod(()) == 1: a 0-d tensor holds one element
 
     @property
     def nbytes(self) -> float:
         return self.numel * bytes_per_element(self.dtype)
 
 
-MAX_DIM = 1 << 48        # no real tensor dimension comes near; beyond it FLOP counts overflow
+MAX_DIM = 1 << 48  # no real tensor dimension comes near; beyond it FLOP counts overflow
 
 
 def _list(op, key: str) -> list:
@@ -51,11 +52,10 @@ def tensor_opt(op, i: int) -> Tensor | None:
     d, t = dims[i], types[i]
     if not is_tensor_type(t) or not isinstance(d, list):
         return None
-    if any(not isinstance(x, int) for x in d):     # nested list: a TensorList
+    if any(not isinstance(x, int) for x in d):  # nested list: a TensorList
         return None
-    if any(x < 0 or x > MAX_DIM for x in d):        # a corrupt trace, not a shape
-        raise ModelError(f"{op.name}: argument {i} has an impossible dimension in {d} "
-                         f"(negative or above {MAX_DIM})")
+    if any(x < 0 or x > MAX_DIM for x in d):  # a corrupt trace, not a shape
+        raise ModelError(f"{op.name}: argument {i} has an impossible dimension in {d} (negative or above {MAX_DIM})")
     strides = _list(op, "Input Strides")
     s = strides[i] if i < len(strides) and isinstance(strides[i], list) else None
     return Tensor(tuple(d), t, tuple(s) if s is not None and len(s) == len(d) else None)
@@ -66,8 +66,7 @@ def tensor(op, i: int, what: str = "") -> Tensor:
     if t is None:
         if not op.args.get("Input Dims"):
             raise ModelError(f"{op.name}: no Input Dims (trace recorded without record_shapes?)")
-        raise ModelError(f"{op.name}: argument {i}{' (' + what + ')' if what else ''} "
-                         "is not a tensor")
+        raise ModelError(f"{op.name}: argument {i}{' (' + what + ')' if what else ''} is not a tensor")
     return t
 
 
@@ -176,6 +175,20 @@ def perf_meta(op) -> dict[str, Any]:
     return pm if isinstance(pm, dict) else dict(pm or {})
 
 
-__all__ = ["Tensor", "tensor", "tensor_opt", "concrete", "nargs", "arg_bool", "arg_int",
-           "arg_float", "arg_int_list", "arg_bool_list", "arg_dtype", "broadcast",
-           "parse_bool", "parse_int_list", "perf_meta"]
+__all__ = [
+    "Tensor",
+    "tensor",
+    "tensor_opt",
+    "concrete",
+    "nargs",
+    "arg_bool",
+    "arg_int",
+    "arg_float",
+    "arg_int_list",
+    "arg_bool_list",
+    "arg_dtype",
+    "broadcast",
+    "parse_bool",
+    "parse_int_list",
+    "perf_meta",
+]

@@ -18,6 +18,7 @@ Rules (per forward family):
   the backward does 5 matmuls of the forward's 2, recomputing S = QKᵀ); bytes: read Q, K, V,
   O, dO and write dQ, dK, dV -> 2·(|Q| + |K| + |V|) + 2·|O|.
 """
+
 from __future__ import annotations
 
 from types import MappingProxyType, SimpleNamespace
@@ -26,7 +27,7 @@ from perfreport.errors import ModelError
 from perfreport.models.base import PerfModel
 from perfreport.models.dtypes import bytes_per_element
 from perfreport.models.gemm import Gemm
-from perfreport.models.sdpa import AttentionBwd, AttentionFwd
+from perfreport.models.attention.sdpa import AttentionBwd, AttentionFwd
 
 
 def has_backward_rule(cls) -> bool:

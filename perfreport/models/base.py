@@ -20,6 +20,7 @@ A model that cannot read its event raises :class:`perfreport.errors.ModelError` 
 
 Models are pure: no I/O, no access to the tree, no torch import.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,8 +33,8 @@ class OpView(Protocol):
     """What a model may read from an op event."""
 
     name: str
-    args: Mapping[str, Any]        # decoded trace args of the cpu_op
-    perf_meta: Mapping[str, Any]   # fields written by passes (empty mapping if none)
+    args: Mapping[str, Any]  # decoded trace args of the cpu_op
+    perf_meta: Mapping[str, Any]  # fields written by passes (empty mapping if none)
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class PerfModel:
 
     category: str = "other"
     kind: str = "vector"
-    needs: tuple[str, ...] = ()     # perf_meta keys this model reads (pass outputs)
+    needs: tuple[str, ...] = ()  # perf_meta keys this model reads (pass outputs)
 
     def __init__(self, op: OpView):
         self.op = op
@@ -102,6 +103,7 @@ class PerfModel:
 
 
 # -- small helpers shared by models -------------------------------------------------
+
 
 def input_dims(op: OpView, i: int) -> list[int]:
     dims = op.args.get("Input Dims")

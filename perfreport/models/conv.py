@@ -20,13 +20,13 @@ Signatures (PyTorch native_functions.yaml, torch 2.13 schemas):
   weight, bias_sizes?, stride, padding, dilation, transposed, output_padding, groups,
   output_mask).
 """
+
 from __future__ import annotations
 
 from math import prod
 
 from perfreport.errors import ModelError
-from perfreport.models.args import (arg_bool, arg_bool_list, arg_int, arg_int_list,
-                                    concrete, tensor, tensor_opt)
+from perfreport.models.args import arg_bool, arg_bool_list, arg_int, arg_int_list, concrete, tensor, tensor_opt
 from perfreport.models.base import PerfModel
 from perfreport.models.dtypes import bytes_per_element, precision_of
 
@@ -44,8 +44,9 @@ class Conv(PerfModel):
         self.x, self.w = tensor(op, self.x_i, "input"), tensor(op, self.w_i, "weight")
         nd = len(self.x.shape) - 2
         if nd < 1 or len(self.w.shape) != nd + 2:
-            raise ModelError(f"{op.name}: input {list(self.x.shape)} / weight "
-                             f"{list(self.w.shape)} are not [N, C, *spatial]")
+            raise ModelError(
+                f"{op.name}: input {list(self.x.shape)} / weight {list(self.w.shape)} are not [N, C, *spatial]"
+            )
         self.bias = tensor_opt(op, L["bias"]) if L.get("bias") is not None else None
         self.groups = arg_int(op, L["groups"], 1) or 1
         self.transposed = bool(arg_bool(op, L["transposed"], False)) if L.get("transposed") else False
@@ -77,27 +78,32 @@ class Conv(PerfModel):
         self.N = self.x.shape[0]
 
     def _out(self, i: int) -> int:
-        s, p, d, k, n = (self.stride[i], self.padding[i], self.dilation[i], self.kshape[i],
-                         self.in_sp[i])
+        s, p, d, k, n = (self.stride[i], self.padding[i], self.dilation[i], self.kshape[i], self.in_sp[i])
         if self.transposed:
             return (n - 1) * s - 2 * p + d * (k - 1) + self.out_pad[i] + 1
         return (n + 2 * p - d * (k - 1) - 1) // s + 1
 
     def params(self) -> dict:
-        return {"N": self.N, "C_in": self.c_in, "C_out": self.c_out,
-                "input_spatial": tuple(self.in_sp), "kernel": tuple(self.kshape),
-                "output_spatial": tuple(self.out_sp), "stride": tuple(self.stride),
-                "padding": tuple(self.padding) if self.padding else "same",
-                "dilation": tuple(self.dilation), "groups": self.groups,
-                "transposed": self.transposed, "bias": self.bias is not None,
-                "dtype": self.x.dtype}
+        return {
+            "N": self.N,
+            "C_in": self.c_in,
+            "C_out": self.c_out,
+            "input_spatial": tuple(self.in_sp),
+            "kernel": tuple(self.kshape),
+            "output_spatial": tuple(self.out_sp),
+            "stride": tuple(self.stride),
+            "padding": tuple(self.padding) if self.padding else "same",
+            "dilation": tuple(self.dilation),
+            "groups": self.groups,
+            "transposed": self.transposed,
+            "bias": self.bias is not None,
+            "dtype": self.x.dtype,
+        }
 
     def mac_flops(self) -> float:
         if self.transposed:
-            return (2.0 * self.N * self.c_in * prod(self.in_sp)
-                    * (self.c_out // self.groups) * prod(self.kshape))
-        return (2.0 * self.N * self.c_out * prod(self.out_sp)
-                * (self.c_in // self.groups) * prod(self.kshape))
+            return 2.0 * self.N * self.c_in * prod(self.in_sp) * (self.c_out // self.groups) * prod(self.kshape)
+        return 2.0 * self.N * self.c_out * prod(self.out_sp) * (self.c_in // self.groups) * prod(self.kshape)
 
     def out_elems(self) -> int:
         return self.N * self.c_out * prod(self.out_sp)
@@ -115,16 +121,19 @@ class Conv(PerfModel):
 
 class ConvNd(Conv):
     """aten::conv1d/conv2d/conv3d(input, weight, bias?, stride, padding, dilation, groups)."""
+
     layout = dict(bias=2, stride=3, padding=4, dilation=5, groups=6)
 
 
 class CudnnConv(Conv):
     """aten::cudnn_convolution(self, weight, padding, stride, dilation, groups, ...)."""
+
     layout = dict(padding=2, stride=3, dilation=4, groups=5)
 
 
 class MiopenConv(Conv):
     """aten::miopen_convolution(self, weight, bias?, padding, stride, dilation, groups, ...)."""
+
     layout = dict(bias=2, padding=3, stride=4, dilation=5, groups=6)
 
 

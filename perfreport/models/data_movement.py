@@ -17,6 +17,7 @@ never touched, so they are not charged.
 Pure data movement has no arithmetic: the roofline is the memory term alone. The compute spec
 is the vector unit's FP32 peak, which a 0-FLOP call never reaches (any peak gives 0 s).
 """
+
 from __future__ import annotations
 
 from math import prod
@@ -57,14 +58,20 @@ class Concat(_DataMovement):
         self.shapes = [tuple(s) for s in shapes]
         eb = (op.perf_meta or {}).get("element_bytes")
         if not isinstance(eb, int) or eb <= 0:
-            raise ModelError(f"{op.name}: element size unknown (a TensorList records no dtype and "
-                             "no kernel of the op names its element type)")
+            raise ModelError(
+                f"{op.name}: element size unknown (a TensorList records no dtype and "
+                "no kernel of the op names its element type)"
+            )
         self.element_bytes = eb
         self.dim = arg_int(op, 1, 0)
 
     def params(self) -> dict:
-        return {"inputs": len(self.shapes), "elements": sum(prod(s) for s in self.shapes),
-                "element bytes": self.element_bytes, "dim": self.dim}
+        return {
+            "inputs": len(self.shapes),
+            "elements": sum(prod(s) for s in self.shapes),
+            "element bytes": self.element_bytes,
+            "dim": self.dim,
+        }
 
     def bytes(self) -> float:
         return 2.0 * sum(prod(s) for s in self.shapes) * self.element_bytes
@@ -87,8 +94,7 @@ class IndexSelect(_DataMovement):
         self.out_shape = tuple(shape)
 
     def params(self) -> dict:
-        return {"self": self.x.shape, "dim": self.dim, "indices": self.index.numel,
-                "dtype": self.x.dtype}
+        return {"self": self.x.shape, "dim": self.dim, "indices": self.index.numel, "dtype": self.x.dtype}
 
     def bytes(self) -> float:
         moved = prod(self.out_shape) * bytes_per_element(self.x.dtype)

@@ -16,6 +16,7 @@ dimension by :func:`values_per_element` (= 2).
 
 Bytes always come from the actual dtype: an unknown name raises ModelError, never "2 bytes".
 """
+
 from __future__ import annotations
 
 from perfreport.errors import ModelError
@@ -35,16 +36,33 @@ _add(4, "fp32", "float", "torch.float32", "torch.float", "float32", "fp32", "f32
 _add(2, "fp16", "c10::Half", "torch.float16", "torch.half", "float16", "half", "fp16", "f16")
 _add(2, "bf16", "c10::BFloat16", "torch.bfloat16", "bfloat16", "bf16")
 # FP8: e4m3fn (NVIDIA, MI355/gfx950), e4m3fnuz (MI300/gfx942), e5m2, e5m2fnuz. All 1 byte.
-_add(1, "fp8", "c10::Float8_e4m3fn", "torch.float8_e4m3fn", "float8_e4m3fn",
-     "c10::Float8_e4m3fnuz", "torch.float8_e4m3fnuz", "float8_e4m3fnuz",
-     "c10::Float8_e5m2", "torch.float8_e5m2", "float8_e5m2",
-     "c10::Float8_e5m2fnuz", "torch.float8_e5m2fnuz", "float8_e5m2fnuz",
-     "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_e4m3fn", "fp8_e4m3fnuz", "fp8_e5m2fnuz", "fp8_inc")
+_add(
+    1,
+    "fp8",
+    "c10::Float8_e4m3fn",
+    "torch.float8_e4m3fn",
+    "float8_e4m3fn",
+    "c10::Float8_e4m3fnuz",
+    "torch.float8_e4m3fnuz",
+    "float8_e4m3fnuz",
+    "c10::Float8_e5m2",
+    "torch.float8_e5m2",
+    "float8_e5m2",
+    "c10::Float8_e5m2fnuz",
+    "torch.float8_e5m2fnuz",
+    "float8_e5m2fnuz",
+    "fp8",
+    "fp8_e4m3",
+    "fp8_e5m2",
+    "fp8_e4m3fn",
+    "fp8_e4m3fnuz",
+    "fp8_e5m2fnuz",
+    "fp8_inc",
+)
 # e8m0: the microscaling (MX) scale format, 1 byte.
 _add(1, "e8m0", "c10::Float8_e8m0fnu", "torch.float8_e8m0fnu", "float8_e8m0fnu")
 # FP4 packed two per byte: 1 byte per recorded element (see module docstring).
-_add(1, "fp4", "c10::Float4_e2m1fn_x2", "torch.float4_e2m1fn_x2", "float4_e2m1fn_x2", "fp4",
-     "fp4_e2m1")
+_add(1, "fp4", "c10::Float4_e2m1fn_x2", "torch.float4_e2m1fn_x2", "float4_e2m1fn_x2", "fp4", "fp4_e2m1")
 # --- complex ---------------------------------------------------------------------------
 _add(4, "complex32", "c10::complex<c10::Half>", "torch.complex32", "complex32")
 _add(8, "complex64", "c10::complex<float>", "torch.complex64", "complex64")
@@ -56,8 +74,9 @@ _add(2, "int16", "short int", "short", "torch.int16", "int16", "torch.short")
 _add(2, "uint16", "short unsigned int", "unsigned short", "torch.uint16", "uint16")
 _add(4, "int32", "int", "torch.int32", "torch.int", "int32", "i32")
 _add(4, "uint32", "unsigned int", "torch.uint32", "uint32")
-_add(8, "int64", "long int", "long", "long long int", "long long", "int64_t", "torch.int64",
-     "torch.long", "int64", "i64")
+_add(
+    8, "int64", "long int", "long", "long long int", "long long", "int64_t", "torch.int64", "torch.long", "int64", "i64"
+)
 _add(8, "uint64", "long unsigned int", "unsigned long", "torch.uint64", "uint64")
 _add(1, "bool", "bool", "torch.bool")
 # c10::ScalarType names (``toString``), as ``record_param_comms`` records ``dtype``; the others
@@ -68,19 +87,49 @@ _add(8, "complex64", "ComplexFloat")
 _add(16, "complex128", "ComplexDouble")
 
 # Recorded argument types that are not tensors: no device bytes.
-NOT_TENSOR = frozenset({"", "Scalar", "ScalarList", "TensorList", "GenericList", "Device",
-                        "Layout", "MemoryFormat", "ScalarType", "None", "str", "Generator"})
+NOT_TENSOR = frozenset(
+    {
+        "",
+        "Scalar",
+        "ScalarList",
+        "TensorList",
+        "GenericList",
+        "Device",
+        "Layout",
+        "MemoryFormat",
+        "ScalarType",
+        "None",
+        "str",
+        "Generator",
+    }
+)
 
 # c10::ScalarType codes, as recorded in Concrete Inputs for ScalarType arguments
 # (e.g. aten::_to_copy dtype '6' = float, aiter::gemm_a16w16 otype '15' = bf16).
 # Order from c10/core/ScalarType.h; checked against torch 2.13.
 SCALAR_TYPE_CODES: dict[int, str] = {
-    0: "unsigned char", 1: "signed char", 2: "short int", 3: "int", 4: "long int",
-    5: "c10::Half", 6: "float", 7: "double", 8: "c10::complex<c10::Half>",
-    9: "c10::complex<float>", 10: "c10::complex<double>", 11: "bool", 15: "c10::BFloat16",
-    23: "c10::Float8_e5m2", 24: "c10::Float8_e4m3fn", 25: "c10::Float8_e5m2fnuz",
-    26: "c10::Float8_e4m3fnuz", 27: "short unsigned int", 28: "unsigned int",
-    29: "long unsigned int", 44: "c10::Float8_e8m0fnu", 45: "c10::Float4_e2m1fn_x2",
+    0: "unsigned char",
+    1: "signed char",
+    2: "short int",
+    3: "int",
+    4: "long int",
+    5: "c10::Half",
+    6: "float",
+    7: "double",
+    8: "c10::complex<c10::Half>",
+    9: "c10::complex<float>",
+    10: "c10::complex<double>",
+    11: "bool",
+    15: "c10::BFloat16",
+    23: "c10::Float8_e5m2",
+    24: "c10::Float8_e4m3fn",
+    25: "c10::Float8_e5m2fnuz",
+    26: "c10::Float8_e4m3fnuz",
+    27: "short unsigned int",
+    28: "unsigned int",
+    29: "long unsigned int",
+    44: "c10::Float8_e8m0fnu",
+    45: "c10::Float4_e2m1fn_x2",
 }
 
 _PACKED_X2 = frozenset({"fp4"})
@@ -139,6 +188,14 @@ def resolve_kv_cache_dtype(kv_cache_dtype: str, model_dtype: str) -> str:
     return kv_cache_dtype
 
 
-__all__ = ["bytes_per_element", "precision_of", "values_per_element", "is_tensor_type",
-           "is_floating", "dtype_from_code", "resolve_kv_cache_dtype", "SCALAR_TYPE_CODES",
-           "NOT_TENSOR"]
+__all__ = [
+    "bytes_per_element",
+    "precision_of",
+    "values_per_element",
+    "is_tensor_type",
+    "is_floating",
+    "dtype_from_code",
+    "resolve_kv_cache_dtype",
+    "SCALAR_TYPE_CODES",
+    "NOT_TENSOR",
+]

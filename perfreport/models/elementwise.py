@@ -24,28 +24,84 @@ dtype is given the result keeps ``self``'s dtype. (A ``to`` that returns ``self`
 kernel: it has no kernel time, so the model is harmless there.)
 Signatures: PyTorch native_functions.yaml (checked against torch 2.13 schemas).
 """
+
 from __future__ import annotations
 
 from math import prod
 
 from perfreport.errors import ModelError
-from perfreport.models.args import (Tensor, arg_dtype, broadcast, concrete, nargs, tensor,
-                                    tensor_opt)
+from perfreport.models.args import Tensor, arg_dtype, broadcast, concrete, nargs, tensor, tensor_opt
 from perfreport.models.base import PerfModel
 from perfreport.models.dtypes import bytes_per_element, is_floating, precision_of
 
 # result is bool
-COMPARISON = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-                        "logical_xor", "logical_not", "isnan", "isinf", "isfinite",
-                        "isclose", "signbit"})
+COMPARISON = frozenset(
+    {
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "logical_and",
+        "logical_or",
+        "logical_xor",
+        "logical_not",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "isclose",
+        "signbit",
+    }
+)
 # unary ops whose result is floating even for integer input
-FLOAT_RESULT = frozenset({"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
-                          "rsqrt", "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan",
-                          "sinh", "cosh", "tanh", "sigmoid", "erf", "erfc", "erfinv"})
+FLOAT_RESULT = frozenset(
+    {
+        "exp",
+        "exp2",
+        "expm1",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "sqrt",
+        "rsqrt",
+        "reciprocal",
+        "sin",
+        "cos",
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "sigmoid",
+        "erf",
+        "erfc",
+        "erfinv",
+    }
+)
 
-_RANK = {"bool": 0, "uint8": 1, "int8": 1, "int16": 2, "uint16": 2, "int32": 3, "uint32": 3,
-         "int64": 4, "uint64": 4, "fp8": 5, "fp16": 6, "bf16": 6, "fp32": 7, "fp64": 8,
-         "complex32": 9, "complex64": 10, "complex128": 11}
+_RANK = {
+    "bool": 0,
+    "uint8": 1,
+    "int8": 1,
+    "int16": 2,
+    "uint16": 2,
+    "int32": 3,
+    "uint32": 3,
+    "int64": 4,
+    "uint64": 4,
+    "fp8": 5,
+    "fp16": 6,
+    "bf16": 6,
+    "fp32": 7,
+    "fp64": 8,
+    "complex32": 9,
+    "complex64": 10,
+    "complex128": 11,
+}
 
 
 def _base(name: str) -> str:
@@ -104,15 +160,18 @@ class UnaryElementwise(PerfModel):
         return [self.x]
 
     def params(self) -> dict:
-        return {"op_shape": self.out_shape, "dtype_in": self.x.dtype,
-                "dtype_out": self.out_dtype, "stride_input": self.x.stride}
+        return {
+            "op_shape": self.out_shape,
+            "dtype_in": self.x.dtype,
+            "dtype_out": self.out_dtype,
+            "stride_input": self.x.stride,
+        }
 
     def flops(self) -> float:
         return float(self.out_numel)
 
     def bytes(self) -> float:
-        return (sum(t.nbytes for t in self.inputs())
-                + self.out_numel * bytes_per_element(self.out_dtype))
+        return sum(t.nbytes for t in self.inputs()) + self.out_numel * bytes_per_element(self.out_dtype)
 
     def precision(self) -> str:
         return precision_of(self.out_dtype)
@@ -135,8 +194,7 @@ class BinaryElementwise(UnaryElementwise):
                 self.operands.append(t)
             else:
                 s = concrete(op, i)
-                scalar_float |= (s not in ("", "True", "False", "None")
-                                 and any(c in s for c in ".eEn"))
+                scalar_float |= s not in ("", "True", "False", "None") and any(c in s for c in ".eEn")
         if not self.operands or tensor_opt(op, 0) is None:
             raise ModelError(f"{op.name}: argument 0 is not a tensor")
         self.x = self.operands[0]
@@ -157,10 +215,15 @@ class BinaryElementwise(UnaryElementwise):
 
     def params(self) -> dict:
         ins = self.operands + [None] * (2 - len(self.operands))
-        return {"shape_in1": ins[0].shape, "shape_in2": ins[1].shape if ins[1] else None,
-                "dtype_in1": ins[0].dtype, "dtype_in2": ins[1].dtype if ins[1] else None,
-                "dtype_out": self.out_dtype, "stride_in1": ins[0].stride,
-                "stride_in2": ins[1].stride if ins[1] else None}
+        return {
+            "shape_in1": ins[0].shape,
+            "shape_in2": ins[1].shape if ins[1] else None,
+            "dtype_in1": ins[0].dtype,
+            "dtype_in2": ins[1].dtype if ins[1] else None,
+            "dtype_out": self.out_dtype,
+            "stride_in1": ins[0].stride,
+            "stride_in2": ins[1].stride if ins[1] else None,
+        }
 
 
 class TernaryElementwise(BinaryElementwise):
@@ -178,9 +241,13 @@ class Copy(UnaryElementwise):
         self.out_shape, self.out_dtype = self.dst.shape, self.dst.dtype
 
     def params(self) -> dict:
-        return {"op_shape": self.out_shape, "dtype_in": self.x.dtype,
-                "dtype_out": self.out_dtype, "stride_input": self.x.stride,
-                "stride_output": self.dst.stride}
+        return {
+            "op_shape": self.out_shape,
+            "dtype_in": self.x.dtype,
+            "dtype_out": self.out_dtype,
+            "stride_input": self.x.stride,
+            "stride_output": self.dst.stride,
+        }
 
 
 class ToCopy(UnaryElementwise):
@@ -196,16 +263,25 @@ class To(UnaryElementwise):
     def _out_dtype(self) -> str:
         op = self.op
         other = tensor_opt(op, 1)
-        if other is not None:                     # to.other
+        if other is not None:  # to.other
             return other.dtype
         try:
-            dt = arg_dtype(op, 1)                 # to.dtype / to.dtype_layout
+            dt = arg_dtype(op, 1)  # to.dtype / to.dtype_layout
         except ModelError:
             dt = None
-        if dt is None and nargs(op) == 6:         # to.device(self, device, dtype, ...)
+        if dt is None and nargs(op) == 6:  # to.device(self, device, dtype, ...)
             dt = arg_dtype(op, 2)
         return dt or self.x.dtype
 
 
-__all__ = ["UnaryElementwise", "BinaryElementwise", "TernaryElementwise", "Copy", "ToCopy",
-           "To", "promote", "COMPARISON", "FLOAT_RESULT"]
+__all__ = [
+    "UnaryElementwise",
+    "BinaryElementwise",
+    "TernaryElementwise",
+    "Copy",
+    "ToCopy",
+    "To",
+    "promote",
+    "COMPARISON",
+    "FLOAT_RESULT",
+]

@@ -32,11 +32,11 @@ kernel themselves and dispatch to ``aten::addmm``/``aten::mm``/``aten::bmm`` (tr
 ``linear -> t + addmm``), which carry the same shapes. Modelling only the implementation op
 keeps one row per GEMM with the name the kernels belong to.
 """
+
 from __future__ import annotations
 
 from perfreport.errors import ModelError
-from perfreport.models.args import (Tensor, arg_dtype, arg_float, nargs, tensor,
-                                    tensor_opt)
+from perfreport.models.args import Tensor, arg_dtype, arg_float, nargs, tensor, tensor_opt
 from perfreport.models.base import PerfModel
 from perfreport.models.dtypes import bytes_per_element, precision_of, values_per_element
 
@@ -51,10 +51,10 @@ class Gemm(PerfModel):
         super().__init__(op)
         self.batch = 1
         self.bias: Tensor | None = None
-        self.extra: list[Tensor] = []       # scale tensors etc., read once
+        self.extra: list[Tensor] = []  # scale tensors etc., read once
         self.out_dtype: str | None = None
         self._parse()
-        a, b = self.a, self.b
+        a = self.a
         kv = values_per_element(a.dtype)
         self.M, self.K, self.N = self._mkn()
         self.K *= kv
@@ -74,10 +74,18 @@ class Gemm(PerfModel):
 
     # -- contract ----------------------------------------------------------------------
     def params(self) -> dict:
-        return {"B": self.batch, "M": self.M, "N": self.N, "K": self.K,
-                "bias": self.bias is not None, "dtype_A": self.a.dtype,
-                "dtype_B": self.b.dtype, "dtype_out": self.out_dtype,
-                "stride_A": self.a.stride, "stride_B": self.b.stride}
+        return {
+            "B": self.batch,
+            "M": self.M,
+            "N": self.N,
+            "K": self.K,
+            "bias": self.bias is not None,
+            "dtype_A": self.a.dtype,
+            "dtype_B": self.b.dtype,
+            "dtype_out": self.out_dtype,
+            "stride_A": self.a.stride,
+            "stride_B": self.b.stride,
+        }
 
     def flops(self) -> float:
         f = 2.0 * self.batch * self.M * self.N * self.K
@@ -220,5 +228,14 @@ class CutlassScaledMm(Gemm):
         self.bias = tensor_opt(op, 5)
 
 
-__all__ = ["Gemm", "Mm", "Addmm", "Bmm", "Baddbmm", "ScaledMm", "RocmUnquantizedGemm",
-           "AiterGemmA16W16", "CutlassScaledMm"]
+__all__ = [
+    "Gemm",
+    "Mm",
+    "Addmm",
+    "Bmm",
+    "Baddbmm",
+    "ScaledMm",
+    "RocmUnquantizedGemm",
+    "AiterGemmA16W16",
+    "CutlassScaledMm",
+]

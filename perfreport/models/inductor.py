@@ -24,6 +24,7 @@ Template kernels ``triton_tem_*`` (``mm``/``addmm``/``bmm`` templates): a GEMM w
 tensor arguments have the shapes A[(B,)M,K], B[(B,)K,N], C[(B,)M,N] (bias optional):
 ``2·B·M·N·K`` FLOPs, A + B + C (+ bias) bytes, matrix units; otherwise the row says why.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,10 +36,12 @@ from perfreport.models.dtypes import is_floating, precision_of
 
 _KIND = re.compile(r"triton_(poi|red|per|tem)_(.*?)(_\d+)?$")
 # aten op names counted as one FLOP per element (elementwise arithmetic, as elementwise.py)
-ARITH = frozenset("""add sub mul div neg exp exp2 expm1 log log2 log1p sqrt rsqrt reciprocal
+ARITH = frozenset(
+    """add sub mul div neg exp exp2 expm1 log log2 log1p sqrt rsqrt reciprocal
 sigmoid silu gelu relu tanh sin cos pow abs maximum minimum clamp where erf sum mean amax amin
 max min var std softmax logsumexp rsub addcmul lerp hardswish hardsigmoid mish softplus
-leaky_relu elu sign floor ceil round square""".split())
+leaky_relu elu sign floor ceil round square""".split()
+)
 _WIDTH = {"fp64": 8, "fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "fp4": 1}
 
 
@@ -80,7 +83,7 @@ class InductorKernel(PerfModel):
         try:
             return arg_int(self.op, i)
         except ModelError:
-            return None                   # a float scalar argument
+            return None  # a float scalar argument
 
     def _gemm(self) -> None:
         ts = [t for t in self.tensors if len(t.shape) in (2, 3)]
@@ -89,23 +92,38 @@ class InductorKernel(PerfModel):
                 for c in ts:
                     if a is b or b is c or a is c or len({len(a.shape), len(b.shape), len(c.shape)}) != 1:
                         continue
-                    if a.shape[-1] == b.shape[-2] and c.shape[-2:] == (a.shape[-2], b.shape[-1]) \
-                            and a.shape[:-2] == b.shape[:-2] == c.shape[:-2]:
+                    if (
+                        a.shape[-1] == b.shape[-2]
+                        and c.shape[-2:] == (a.shape[-2], b.shape[-1])
+                        and a.shape[:-2] == b.shape[:-2] == c.shape[:-2]
+                    ):
                         self.gemm = (a, b, c)
                         self.kind = "matrix"
                         self.bias = [t for t in self.tensors if t is not a and t is not b and t is not c]
                         return
-        raise ModelError(f"{self.op.name}: template kernel arguments "
-                         f"{[list(t.shape) for t in self.tensors]} are not a GEMM's A, B, C")
+        raise ModelError(
+            f"{self.op.name}: template kernel arguments "
+            f"{[list(t.shape) for t in self.tensors]} are not a GEMM's A, B, C"
+        )
 
     def params(self) -> dict:
         if self.family == "tem":
             a, b, c = self.gemm
-            return {"kernel": self.family, "M": a.shape[-2], "N": b.shape[-1], "K": a.shape[-1],
-                    "B": a.shape[0] if len(a.shape) == 3 else 1, "dtype": a.dtype}
-        return {"kernel": self.family, "xnumel": self.xnumel, "rnumel": self.rnumel,
-                "fused_ops": " ".join(self.ops),
-                "tensors": tuple(t.shape for t in self.tensors)}
+            return {
+                "kernel": self.family,
+                "M": a.shape[-2],
+                "N": b.shape[-1],
+                "K": a.shape[-1],
+                "B": a.shape[0] if len(a.shape) == 3 else 1,
+                "dtype": a.dtype,
+            }
+        return {
+            "kernel": self.family,
+            "xnumel": self.xnumel,
+            "rnumel": self.rnumel,
+            "fused_ops": " ".join(self.ops),
+            "tensors": tuple(t.shape for t in self.tensors),
+        }
 
     def flops(self) -> float:
         if self.family == "tem":
@@ -120,8 +138,7 @@ class InductorKernel(PerfModel):
     def bytes(self) -> float:
         if self.family == "tem":
             return float(sum(t.nbytes for t in self.gemm) + sum(t.nbytes for t in self.bias))
-        return float(sum(min(t.numel, self.index_space) * (t.nbytes / t.numel if t.numel else 0)
-                         for t in self.tensors))
+        return float(sum(min(t.numel, self.index_space) * (t.nbytes / t.numel if t.numel else 0) for t in self.tensors))
 
     def precision(self) -> str:
         fl = [precision_of(t.dtype) for t in self.tensors if is_floating(t.dtype)]

@@ -25,6 +25,7 @@ Signatures (positional, as traces record them):
   into ``torch.ops.sglang`` under its function name, so traces record ``sglang::store_cache``
   with 8 inputs (the 3 keyword ints as Concrete Inputs); its JIT kernel is ``store_kvcache``.
 """
+
 from __future__ import annotations
 
 from perfreport.errors import ModelError
@@ -48,26 +49,32 @@ class KVCacheWrite(PerfModel):
         self.slots = slots[0]
         self.T = self.slots.shape[0]
         rest = [t for t in ts if t is not self.slots]
-        self.new: list[Tensor] = [t for t in rest if t.shape and t.shape[0] == self.T
-                                  and is_floating(t.dtype) and len(t.shape) <= 3]
+        self.new: list[Tensor] = [
+            t for t in rest if t.shape and t.shape[0] == self.T and is_floating(t.dtype) and len(t.shape) <= 3
+        ]
         # paged caches are 3-5-d; SGLang's are 2-d rows [slots, H*D]: 2+ dims, not new tokens
         self.caches = [t for t in rest if len(t.shape) >= 2 and all(t is not n for n in self.new)]
         if not self.new or not self.caches:
-            raise ModelError(f"{op.name}: cannot tell new tokens from caches in "
-                             f"{[list(t.shape) for t in ts]}")
+            raise ModelError(f"{op.name}: cannot tell new tokens from caches in {[list(t.shape) for t in ts]}")
         if len(self.caches) > 1 and len(self.new) != len(self.caches):
-            raise ModelError(f"{op.name}: {len(self.new)} new-token tensors for "
-                             f"{len(self.caches)} caches")
-        self.scales = [t for t in rest if len(t.shape) <= 1 and is_floating(t.dtype)
-                       and t.numel <= 1024 and all(t is not n for n in self.new)]
+            raise ModelError(f"{op.name}: {len(self.new)} new-token tensors for {len(self.caches)} caches")
+        self.scales = [
+            t
+            for t in rest
+            if len(t.shape) <= 1 and is_floating(t.dtype) and t.numel <= 1024 and all(t is not n for n in self.new)
+        ]
 
     def _cache_bpe(self, i: int) -> float:
         c = self.caches[i if len(self.caches) > 1 else 0]
         return bytes_per_element(c.dtype)
 
     def params(self) -> dict:
-        return {"T": self.T, "new": tuple(t.shape for t in self.new),
-                "dtype_new": self.new[0].dtype, "dtype_cache": self.caches[0].dtype}
+        return {
+            "T": self.T,
+            "new": tuple(t.shape for t in self.new),
+            "dtype_new": self.new[0].dtype,
+            "dtype_cache": self.caches[0].dtype,
+        }
 
     def elements(self) -> int:
         return sum(t.numel for t in self.new)

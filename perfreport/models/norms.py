@@ -29,13 +29,13 @@ residual!, weight, eps, pdl)``, ``aiter::rms_norm(input, weight, eps, use_msr)``
 ``vllm::rocm_aiter_rms_norm(x, weight, eps)``, ``vllm::rocm_aiter_rmsnorm2d_fwd_with_add(x,
 residual, weight, eps)``.
 """
+
 from __future__ import annotations
 
 from math import prod
 
 from perfreport.errors import ModelError
-from perfreport.models.args import (arg_bool, arg_bool_list, arg_int, arg_int_list, tensor,
-                                    tensor_opt)
+from perfreport.models.args import arg_bool, arg_bool_list, arg_int, arg_int_list, tensor, tensor_opt
 from perfreport.models.base import PerfModel
 from perfreport.models.dtypes import bytes_per_element, precision_of
 
@@ -46,7 +46,7 @@ class RMSNorm(PerfModel):
     category = "RMSNorm_fwd"
     kind = "vector"
     x_i, w_i, res_i, out_i = 0, 1, None, None
-    shape_i: int | None = None      # aten: normalized_shape argument
+    shape_i: int | None = None  # aten: normalized_shape argument
 
     def __init__(self, op):
         super().__init__(op)
@@ -63,14 +63,18 @@ class RMSNorm(PerfModel):
         else:
             self.hidden = self.w.numel if self.w is not None else self.x.shape[-1]
         if not self.x.shape or self.hidden <= 0 or self.x.numel % self.hidden:
-            raise ModelError(f"{op.name}: input {list(self.x.shape)} not divisible by "
-                             f"hidden {self.hidden}")
+            raise ModelError(f"{op.name}: input {list(self.x.shape)} not divisible by hidden {self.hidden}")
         self.rows = self.x.numel // self.hidden
 
     def params(self) -> dict:
-        return {"op_shape": self.x.shape, "num_channels": self.hidden,
-                "has_residual": self.res is not None, "dtype_in": self.x.dtype,
-                "dtype_out": self.out_dtype, "stride_input": self.x.stride}
+        return {
+            "op_shape": self.x.shape,
+            "num_channels": self.hidden,
+            "has_residual": self.res is not None,
+            "dtype_in": self.x.dtype,
+            "dtype_out": self.out_dtype,
+            "stride_input": self.x.stride,
+        }
 
     def flops(self) -> float:
         n = self.x.numel
@@ -91,35 +95,41 @@ class RMSNorm(PerfModel):
 
 class AtenRMSNorm(RMSNorm):
     """aten::rms_norm / aten::_fused_rms_norm(input, normalized_shape, weight?, eps?)."""
+
     x_i, w_i, shape_i = 0, 2, 1
 
 
 class RMSNormOutFirst(RMSNorm):
     """(out, input, weight, eps, ...): _C::rms_norm, sgl_kernel::rmsnorm, aiter::rmsnorm,
     _C::rms_norm_static_fp8_quant(out, input, weight, scale, eps)."""
+
     out_i, x_i, w_i = 0, 1, 2
 
 
 class RMSNormInputFirst(RMSNorm):
     """(input, weight, eps, ...) -> out: aiter::rms_norm, aiter::rmsnorm2d_fwd,
     vllm::rocm_aiter_rms_norm."""
+
     x_i, w_i = 0, 1
 
 
 class FusedAddRMSNormInplace(RMSNorm):
     """(input!, residual!, weight, eps, ...): _C::fused_add_rms_norm,
     sgl_kernel::fused_add_rmsnorm, vllm::rocm_aiter_rmsnorm2d_fwd_with_add."""
+
     x_i, res_i, w_i = 0, 1, 2
 
 
 class FusedAddRMSNormOut(RMSNorm):
     """(out, input, residual_in, residual_out, weight, eps, ...): aiter::add_rmsnorm,
     aiter::rmsnorm2d_fwd_with_add[_ck]."""
+
     out_i, x_i, res_i, w_i = 0, 1, 2, 4
 
 
 class FusedAddRMSNormQuant(RMSNorm):
     """_C::fused_add_rms_norm_static_fp8_quant(out, input, residual!, weight, scale, eps)."""
+
     out_i, x_i, res_i, w_i = 0, 1, 2, 3
 
 
@@ -133,9 +143,13 @@ class _Norm(PerfModel):
         self.groups = groups
 
     def params(self) -> dict:
-        return {"op_shape": self.x.shape, "num_groups": self.groups,
-                "affine": len(self.affine) > 0, "dtype": self.x.dtype,
-                "stride_input": self.x.stride}
+        return {
+            "op_shape": self.x.shape,
+            "num_groups": self.groups,
+            "affine": len(self.affine) > 0,
+            "dtype": self.x.dtype,
+            "stride_input": self.x.stride,
+        }
 
     def flops(self) -> float:
         return (5.0 + len(self.affine)) * self.x.numel + 3.0 * self.groups
@@ -159,7 +173,7 @@ class LayerNorm(_Norm):
         self._finish(self.x.numel // prod(ns), [tensor_opt(op, 2), tensor_opt(op, 3)])
 
     def bytes(self) -> float:
-        stat = 8 if bytes_per_element(self.x.dtype) == 8 else 4     # saved mean, rstd
+        stat = 8 if bytes_per_element(self.x.dtype) == 8 else 4  # saved mean, rstd
         return super().bytes() + 2 * self.groups * stat
 
 
@@ -179,7 +193,6 @@ class GroupNorm(_Norm):
         self._finish(self.x.shape[0] * g, aff)
 
 
-
 class AiterGroupNorm(_Norm):
     """aiter::_groupnorm_run: (input, num_groups, weight, bias, eps) -> y (older aiter) or
     (y, workspace, input, num_groups, weight, bias, eps) (caller-allocated output; aiter
@@ -196,6 +209,7 @@ class AiterGroupNorm(_Norm):
             raise ModelError(f"{op.name}: num_groups not recorded")
         self._finish(self.x.shape[0] * g, [tensor_opt(op, x_i + 2), tensor_opt(op, x_i + 3)])
 
+
 class BatchNorm(_Norm):
     """aten::batch_norm / native_batch_norm / cudnn_batch_norm / miopen_batch_norm /
     _native_batch_norm_legit(input, weight?, bias?, running_mean?, running_var?, training, ...);
@@ -206,8 +220,7 @@ class BatchNorm(_Norm):
         self.x = tensor(op, 0, "input")
         if len(self.x.shape) < 2:
             raise ModelError(f"{op.name}: expects [N, C, ...] input")
-        self.training = (False if op.name.endswith("no_training")
-                         else bool(arg_bool(op, 5, False)))
+        self.training = False if op.name.endswith("no_training") else bool(arg_bool(op, 5, False))
         self._finish(self.x.shape[1], [tensor_opt(op, i) for i in (1, 2, 3, 4)])
 
     def params(self) -> dict:
@@ -267,7 +280,6 @@ class NormBackward(PerfModel):
         return precision_of(self.x.dtype)
 
 
-
 class MiopenBatchNormBackward(NormBackward):
     """aten::miopen_batch_norm_backward(input, grad_output, weight, running_mean?,
     running_var?, save_mean?, save_var?, epsilon) and cudnn_batch_norm_backward(...,
@@ -281,7 +293,19 @@ class MiopenBatchNormBackward(NormBackward):
         self.w = tensor_opt(op, 2)
         self.mask = [True, True, True]
 
-__all__ = ["RMSNorm", "AtenRMSNorm", "RMSNormOutFirst", "RMSNormInputFirst",
-           "FusedAddRMSNormInplace", "FusedAddRMSNormOut", "FusedAddRMSNormQuant",
-           "LayerNorm", "GroupNorm", "AiterGroupNorm", "BatchNorm", "NormBackward",
-           "MiopenBatchNormBackward"]
+
+__all__ = [
+    "RMSNorm",
+    "AtenRMSNorm",
+    "RMSNormOutFirst",
+    "RMSNormInputFirst",
+    "FusedAddRMSNormInplace",
+    "FusedAddRMSNormOut",
+    "FusedAddRMSNormQuant",
+    "LayerNorm",
+    "GroupNorm",
+    "AiterGroupNorm",
+    "BatchNorm",
+    "NormBackward",
+    "MiopenBatchNormBackward",
+]

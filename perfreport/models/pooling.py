@@ -22,6 +22,7 @@ FLOPs = one per output element (the copy convention of models/elementwise.py).
 ``aten::upsample_nearest{1,2,3}d_backward(grad_output, output_size, input_size, ...)``:
 grad_output read + grad_input (``input_size``) written; FLOPs one per grad_output element.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,7 +34,7 @@ from perfreport.models.args import arg_bool, arg_int_list, concrete, tensor
 from perfreport.models.base import PerfModel
 from perfreport.models.dtypes import bytes_per_element, precision_of
 
-INDEX_BYTES = 8          # indices are int64 (aten::max_pool2d_with_indices)
+INDEX_BYTES = 8  # indices are int64 (aten::max_pool2d_with_indices)
 
 
 def _per_dim(v: list[int] | None, nd: int, default: list[int] | None, what: str, op) -> list[int]:
@@ -74,14 +75,19 @@ class MaxPoolWithIndices(PerfModel):
         ceil_mode = bool(arg_bool(op, 5, False))
         spatial = self.x.shape[-nd:]
         self.out_shape = tuple(self.x.shape[:-nd]) + tuple(
-            pool_out(spatial[i], self.k[i], self.s[i], self.p[i], self.d[i], ceil_mode)
-            for i in range(nd))
+            pool_out(spatial[i], self.k[i], self.s[i], self.p[i], self.d[i], ceil_mode) for i in range(nd)
+        )
         if min(self.out_shape) <= 0:
             raise ModelError(f"{op.name}: empty output {self.out_shape}")
 
     def params(self) -> dict:
-        return {"op_shape": self.x.shape, "out_shape": self.out_shape, "kernel": tuple(self.k),
-                "stride": tuple(self.s), "dtype": self.x.dtype}
+        return {
+            "op_shape": self.x.shape,
+            "out_shape": self.out_shape,
+            "kernel": tuple(self.k),
+            "stride": tuple(self.s),
+            "dtype": self.x.dtype,
+        }
 
     def flops(self) -> float:
         return float(prod(self.out_shape) * prod(self.k))
@@ -135,7 +141,7 @@ class UpsampleNearest(PerfModel):
         super().__init__(op)
         self.x = tensor(op, 0, "self")
         self.nd = int(re.search(r"(\d)d", op.name).group(1))
-        spatial = self.x.shape[-self.nd:]
+        spatial = self.x.shape[-self.nd :]
         size = arg_int_list(op, 1)
         if not size:
             scales = _floats(concrete(op, 2))
@@ -144,7 +150,7 @@ class UpsampleNearest(PerfModel):
             scales = scales * self.nd if len(scales) == 1 else scales
             size = [math.floor(spatial[i] * scales[i]) for i in range(self.nd)]
         size = _per_dim(size, self.nd, None, "output_size", op)
-        self.out_shape = tuple(self.x.shape[:-self.nd]) + tuple(size)
+        self.out_shape = tuple(self.x.shape[: -self.nd]) + tuple(size)
 
     def params(self) -> dict:
         return {"op_shape": self.x.shape, "out_shape": self.out_shape, "dtype": self.x.dtype}
@@ -183,5 +189,4 @@ class UpsampleNearestBackward(PerfModel):
         return precision_of(self.g.dtype)
 
 
-__all__ = ["MaxPoolWithIndices", "MaxPoolWithIndicesBackward", "UpsampleNearest",
-           "UpsampleNearestBackward", "pool_out"]
+__all__ = ["MaxPoolWithIndices", "MaxPoolWithIndicesBackward", "UpsampleNearest", "UpsampleNearestBackward", "pool_out"]

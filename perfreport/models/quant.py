@@ -29,6 +29,7 @@ Signatures (vLLM csrc/torch_bindings.cpp, aiter / sgl_kernel bindings):
   ``sgl_kernel::sgl_per_token_quant_fp8(input, output_q, output_s)``,
   ``sgl_kernel::sgl_per_token_group_quant_fp8(input, output_q, output_s, group_size, ...)``.
 """
+
 from __future__ import annotations
 
 from perfreport.errors import ModelError
@@ -43,7 +44,7 @@ NARROW = frozenset({"fp8", "int8", "uint8", "fp4"})
 class Quantize(PerfModel):
     category = "Quant"
     kind = "vector"
-    scaling = "static"            # static | dynamic_tensor | dynamic_token
+    scaling = "static"  # static | dynamic_tensor | dynamic_token
 
     def __init__(self, op):
         super().__init__(op)
@@ -51,15 +52,19 @@ class Quantize(PerfModel):
         wide = [t for t in ts if precision_of(t.dtype) in WIDE]
         narrow = [t for t in ts if precision_of(t.dtype) in NARROW]
         if not wide or not narrow:
-            raise ModelError(f"{op.name}: no 16/32-bit input and quantized output among "
-                             f"{[t.dtype for t in ts]}")
+            raise ModelError(f"{op.name}: no 16/32-bit input and quantized output among {[t.dtype for t in ts]}")
         self.x = max(wide, key=lambda t: t.numel)
         self.q = max(narrow, key=lambda t: t.numel)
         self.scales = [t for t in ts if t is not self.x and t is not self.q]
 
     def params(self) -> dict:
-        return {"op_shape": self.x.shape, "dtype_in": self.x.dtype, "dtype_out": self.q.dtype,
-                "scaling": self.scaling, "scales": tuple(t.shape for t in self.scales)}
+        return {
+            "op_shape": self.x.shape,
+            "dtype_in": self.x.dtype,
+            "dtype_out": self.q.dtype,
+            "scaling": self.scaling,
+            "scales": tuple(t.shape for t in self.scales),
+        }
 
     def flops(self) -> float:
         return float((2 if self.scaling == "static" else 3) * self.x.numel)

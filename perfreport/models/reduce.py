@@ -17,25 +17,36 @@ Output size = input size / product of reduced dims (``keepdim`` does not change 
 ``aten::max(self, other)`` / ``min(self, other)`` (two tensors) are elementwise: handled as such.
 Signatures: PyTorch native_functions.yaml (checked against torch 2.13 schemas).
 """
+
 from __future__ import annotations
 
 from math import prod
 
 from perfreport.errors import ModelError
-from perfreport.models.args import (arg_bool, arg_dtype, arg_int_list, broadcast, nargs,
-                                    tensor, tensor_opt)
+from perfreport.models.args import arg_bool, arg_dtype, arg_int_list, broadcast, nargs, tensor, tensor_opt
 from perfreport.models.base import PerfModel
 from perfreport.models.dtypes import bytes_per_element, is_floating, precision_of
 
 # name (no namespace) -> (ops per input element, + per output element, dim arg index,
 #                         minimum nargs for the dim form, dtype arg index for the dim form)
 _REDUCE: dict[str, tuple[int, int, int, int, int | None]] = {
-    "sum": (1, 0, 1, 3, 3), "mean": (1, 1, 1, 3, 3), "prod": (1, 0, 1, 3, 3),
-    "nansum": (1, 0, 1, 3, 3), "amax": (1, 0, 1, 2, None), "amin": (1, 0, 1, 2, None),
-    "max": (1, 0, 1, 2, None), "min": (1, 0, 1, 2, None), "argmax": (1, 0, 1, 2, None),
-    "argmin": (1, 0, 1, 2, None), "any": (1, 0, 1, 2, None), "all": (1, 0, 1, 2, None),
-    "var": (3, 1, 1, 3, None), "std": (3, 1, 1, 3, None), "logsumexp": (4, 0, 1, 2, None),
-    "norm": (2, 0, 2, 3, None), "linalg_vector_norm": (2, 0, 2, 3, None),
+    "sum": (1, 0, 1, 3, 3),
+    "mean": (1, 1, 1, 3, 3),
+    "prod": (1, 0, 1, 3, 3),
+    "nansum": (1, 0, 1, 3, 3),
+    "amax": (1, 0, 1, 2, None),
+    "amin": (1, 0, 1, 2, None),
+    "max": (1, 0, 1, 2, None),
+    "min": (1, 0, 1, 2, None),
+    "argmax": (1, 0, 1, 2, None),
+    "argmin": (1, 0, 1, 2, None),
+    "any": (1, 0, 1, 2, None),
+    "all": (1, 0, 1, 2, None),
+    "var": (3, 1, 1, 3, None),
+    "std": (3, 1, 1, 3, None),
+    "logsumexp": (4, 0, 1, 2, None),
+    "norm": (2, 0, 2, 3, None),
+    "linalg_vector_norm": (2, 0, 2, 3, None),
 }
 _INT_PROMOTE = {"sum", "prod", "nansum", "cumsum", "cumprod"}
 
@@ -55,7 +66,7 @@ class Reduce(PerfModel):
         self.kind_name = b
         self.index_out = b in ("argmax", "argmin")
         other = tensor_opt(op, 1) if b in ("max", "min") else None
-        if other is not None:                              # max.other: elementwise
+        if other is not None:  # max.other: elementwise
             self.per_in, self.per_out = 0, 1
             self.out_shape = broadcast(op, self.x.shape, other.shape)
             self.extra_in = other.nbytes
@@ -95,16 +106,20 @@ class Reduce(PerfModel):
         return prod(self.out_shape)
 
     def params(self) -> dict:
-        return {"shape_in": self.x.shape, "dims": getattr(self, "reduced", None),
-                "num_input_elems": self.x.numel, "num_output_elems": self.out_numel,
-                "dtype_in": self.x.dtype, "dtype_out": self.out_dtype}
+        return {
+            "shape_in": self.x.shape,
+            "dims": getattr(self, "reduced", None),
+            "num_input_elems": self.x.numel,
+            "num_output_elems": self.out_numel,
+            "dtype_in": self.x.dtype,
+            "dtype_out": self.out_dtype,
+        }
 
     def flops(self) -> float:
         return float(self.per_in * self.x.numel + self.per_out * self.out_numel)
 
     def bytes(self) -> float:
-        out = self.out_numel * (0 if self.kind_name in ("argmax", "argmin")
-                                else bytes_per_element(self.out_dtype))
+        out = self.out_numel * (0 if self.kind_name in ("argmax", "argmin") else bytes_per_element(self.out_dtype))
         idx = self.out_numel * 8 if self.index_out else 0
         return self.x.nbytes + self.extra_in + out + idx
 

@@ -11,6 +11,7 @@ An op whose ``perf_meta["exclude_perf_model"]`` is true counts as having no perf
 Users add models without editing the package with ``perfreport analyze --models FILE.py``:
 the file is executed as a module and may call :func:`register` (see docs/models.md).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -62,7 +63,7 @@ def model_for_op(name: str, perf_meta: Mapping[str, Any] | None) -> type[PerfMod
     if perf_meta:
         if perf_meta.get("exclude_perf_model"):
             return None
-        if perf_meta.get("forward") is not None:     # autograd node linked by "backward link"
+        if perf_meta.get("forward") is not None:  # autograd node linked by "backward link"
             return BackwardOfForward
     return model_for(name)
 
@@ -103,7 +104,8 @@ def _install() -> None:
     # (-> _scaled_dot_product_*_attention), aten::contiguous / clone (-> copy_). The op
     # that owns the kernels carries the same shapes, so each GEMM/attention gets one row.
     from perfreport.models import activation as act, conv, elementwise as ew, gemm
-    from perfreport.models import norms, reduce as red, rope, sdpa
+    from perfreport.models import norms, reduce as red, rope
+    from perfreport.models.attention import sdpa
 
     def put(cls, *names: str) -> None:
         for n in names:
@@ -141,18 +143,21 @@ def _install() -> None:
     put(conv.MiopenConv, "aten::miopen_convolution")
     put(conv.ConvBackward, "aten::convolution_backward")
     # -- elementwise (elementwise.py); in-place "op_" variants share the model ---------
-    unary = ("abs neg exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal square sin cos "
-             "tan asin acos atan sinh cosh tanh sigmoid silu gelu relu leaky_relu elu selu celu "
-             "mish softplus hardswish hardsigmoid hardtanh erf erfc erfinv sign sgn floor ceil "
-             "round trunc frac bitwise_not logical_not isnan isinf isfinite nan_to_num clamp "
-             "clamp_min clamp_max threshold")
-    binary = ("add sub rsub mul div true_divide floor_divide remainder fmod maximum minimum "
-              "pow atan2 hypot eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and "
-              "bitwise_or bitwise_xor masked_fill silu_backward gelu_backward "
-              "threshold_backward sigmoid_backward tanh_backward")
+    unary = (
+        "abs neg exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal square sin cos "
+        "tan asin acos atan sinh cosh tanh sigmoid silu gelu relu leaky_relu elu selu celu "
+        "mish softplus hardswish hardsigmoid hardtanh erf erfc erfinv sign sgn floor ceil "
+        "round trunc frac bitwise_not logical_not isnan isinf isfinite nan_to_num clamp "
+        "clamp_min clamp_max threshold"
+    )
+    binary = (
+        "add sub rsub mul div true_divide floor_divide remainder fmod maximum minimum "
+        "pow atan2 hypot eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and "
+        "bitwise_or bitwise_xor masked_fill silu_backward gelu_backward "
+        "threshold_backward sigmoid_backward tanh_backward"
+    )
     ternary = "where addcmul addcdiv lerp"
-    for names, cls in ((unary, ew.UnaryElementwise), (binary, ew.BinaryElementwise),
-                       (ternary, ew.TernaryElementwise)):
+    for names, cls in ((unary, ew.UnaryElementwise), (binary, ew.BinaryElementwise), (ternary, ew.TernaryElementwise)):
         for n in names.split():
             put(cls, f"aten::{n}", f"aten::{n}_")
     put(ew.Copy, "aten::copy_")
@@ -164,34 +169,55 @@ def _install() -> None:
         put(act.GeluAndMul, f"{ns}::gelu_and_mul")
         put(act.GeluTanhAndMul, f"{ns}::gelu_tanh_and_mul")
     # -- reductions / softmax (reduce.py) -------------------------------------------------
-    for n in ("sum mean prod nansum amax amin max min argmax argmin any all var std "
-              "logsumexp norm linalg_vector_norm").split():
+    for n in (
+        "sum mean prod nansum amax amin max min argmax argmin any all var std logsumexp norm linalg_vector_norm"
+    ).split():
         put(red.Reduce, f"aten::{n}")
     put(red.Scan, "aten::cumsum", "aten::cumprod")
-    put(red.Softmax, "aten::_softmax", "aten::softmax", "aten::_log_softmax",
-        "aten::log_softmax")
+    put(red.Softmax, "aten::_softmax", "aten::softmax", "aten::_log_softmax", "aten::log_softmax")
     # -- norms (norms.py) -----------------------------------------------------------------
     put(norms.AtenRMSNorm, "aten::rms_norm", "aten::_fused_rms_norm")
-    put(norms.RMSNormOutFirst, "_C::rms_norm", "sgl_kernel::rmsnorm", "aiter::rmsnorm",
-        "_C::rms_norm_static_fp8_quant")
-    put(norms.RMSNormInputFirst, "aiter::rms_norm", "aiter::rmsnorm2d_fwd",
-        "vllm::rocm_aiter_rms_norm")
-    put(norms.FusedAddRMSNormInplace, "_C::fused_add_rms_norm", "sgl_kernel::fused_add_rmsnorm",
-        "vllm::rocm_aiter_rmsnorm2d_fwd_with_add")
-    put(norms.FusedAddRMSNormOut, "aiter::add_rmsnorm", "aiter::rmsnorm2d_fwd_with_add",
-        "aiter::rmsnorm2d_fwd_with_add_ck")
+    put(norms.RMSNormOutFirst, "_C::rms_norm", "sgl_kernel::rmsnorm", "aiter::rmsnorm", "_C::rms_norm_static_fp8_quant")
+    put(norms.RMSNormInputFirst, "aiter::rms_norm", "aiter::rmsnorm2d_fwd", "vllm::rocm_aiter_rms_norm")
+    put(
+        norms.FusedAddRMSNormInplace,
+        "_C::fused_add_rms_norm",
+        "sgl_kernel::fused_add_rmsnorm",
+        "vllm::rocm_aiter_rmsnorm2d_fwd_with_add",
+    )
+    put(
+        norms.FusedAddRMSNormOut,
+        "aiter::add_rmsnorm",
+        "aiter::rmsnorm2d_fwd_with_add",
+        "aiter::rmsnorm2d_fwd_with_add_ck",
+    )
     put(norms.FusedAddRMSNormQuant, "_C::fused_add_rms_norm_static_fp8_quant")
     put(norms.LayerNorm, "aten::layer_norm", "aten::native_layer_norm")
     put(norms.GroupNorm, "aten::group_norm", "aten::native_group_norm")
-    put(norms.BatchNorm, "aten::batch_norm", "aten::native_batch_norm", "aten::cudnn_batch_norm",
-        "aten::miopen_batch_norm", "aten::_native_batch_norm_legit",
-        "aten::_native_batch_norm_legit_no_training")
-    put(norms.NormBackward, "aten::native_layer_norm_backward",
-        "aten::native_group_norm_backward", "aten::native_batch_norm_backward",
-        "aten::_fused_rms_norm_backward")
+    put(
+        norms.BatchNorm,
+        "aten::batch_norm",
+        "aten::native_batch_norm",
+        "aten::cudnn_batch_norm",
+        "aten::miopen_batch_norm",
+        "aten::_native_batch_norm_legit",
+        "aten::_native_batch_norm_legit_no_training",
+    )
+    put(
+        norms.NormBackward,
+        "aten::native_layer_norm_backward",
+        "aten::native_group_norm_backward",
+        "aten::native_batch_norm_backward",
+        "aten::_fused_rms_norm_backward",
+    )
     # -- rotary embedding (rope.py) -------------------------------------------------------
-    put(rope.RotaryEmbedding, "_C::rotary_embedding", "sgl_kernel::rotary_embedding",
-        "_C::batched_rotary_embedding", "vllm::rotary_embedding")
+    put(
+        rope.RotaryEmbedding,
+        "_C::rotary_embedding",
+        "sgl_kernel::rotary_embedding",
+        "_C::batched_rotary_embedding",
+        "vllm::rotary_embedding",
+    )
 
     # -- categories for ops WITHOUT a model (first match wins; else "other") -------------
     # GEMM: composite/other matmuls and any vendor op with "gemm" in its name.
@@ -199,109 +225,169 @@ def _install() -> None:
     # elementwise / reduce: Inductor pointwise (triton_poi_) / reduction (triton_red_,
     # triton_per_) kernels' ops, foreach ops, other aten pointwise/reduction ops.
     for rx, cat in (
-        (r"aten::(linear|matmul|einsum|addbmm|addmv|mv|dot|vdot|outer|tensordot|_int_mm)"
-         r"|.*gemm.*|.*::.*_mm", "GEMM"),
-        (r"record_param_comms|nccl:.*|(c10d|_c10d_functional|c10d_functional|nccl|rccl)::.*"
-         r"|.*(all_reduce|allreduce|all_gather|allgather|reduce_scatter|all_to_all|alltoall).*",
-         "comm"),
-        (r"Memcpy.*|Memset.*|aten::(clone|contiguous|cat|stack|index|index_select|gather"
-         r"|scatter|scatter_|scatter_add_?|index_put_?|index_copy_?|_index_put_impl_|embedding"
-         r"|fill_|zero_|zeros|ones|full|zeros_like|ones_like|full_like|arange|repeat"
-         r"|repeat_interleave|flip|roll|narrow_copy|_foreach_copy_|constant_pad_nd|pad"
-         r"|masked_select|nonzero|_copy_from|_copy_from_and_resize|take|put_)", "memcpy"),
-        (r"triton_poi_.*|aten::_foreach_.*|aten::(dropout|native_dropout|bernoulli_?|uniform_"
-         r"|normal_|exponential_|rand|randn|randint|rand_like|randn_like|clamp_min_"
-         r"|mish_backward|hardswish_backward|elu_backward|leaky_relu_backward|softplus_backward)",
-         "elementwise"),
-        (r"triton_(red|per)_.*|aten::(topk|sort|argsort|cummax|cummin|median|mode|kthvalue"
-         r"|unique.*|_unique2|bincount|histc|_softmax_backward_data|_log_softmax_backward_data"
-         r"|nll_loss.*|cross_entropy_loss)", "reduce"),
+        (
+            r"aten::(linear|matmul|einsum|addbmm|addmv|mv|dot|vdot|outer|tensordot|_int_mm)"
+            r"|.*gemm.*|.*::.*_mm",
+            "GEMM",
+        ),
+        (
+            r"record_param_comms|nccl:.*|(c10d|_c10d_functional|c10d_functional|nccl|rccl)::.*"
+            r"|.*(all_reduce|allreduce|all_gather|allgather|reduce_scatter|all_to_all|alltoall).*",
+            "comm",
+        ),
+        (
+            r"Memcpy.*|Memset.*|aten::(clone|contiguous|cat|stack|index|index_select|gather"
+            r"|scatter|scatter_|scatter_add_?|index_put_?|index_copy_?|_index_put_impl_|embedding"
+            r"|fill_|zero_|zeros|ones|full|zeros_like|ones_like|full_like|arange|repeat"
+            r"|repeat_interleave|flip|roll|narrow_copy|_foreach_copy_|constant_pad_nd|pad"
+            r"|masked_select|nonzero|_copy_from|_copy_from_and_resize|take|put_)",
+            "memcpy",
+        ),
+        (
+            r"triton_poi_.*|aten::_foreach_.*|aten::(dropout|native_dropout|bernoulli_?|uniform_"
+            r"|normal_|exponential_|rand|randn|randint|rand_like|randn_like|clamp_min_"
+            r"|mish_backward|hardswish_backward|elu_backward|leaky_relu_backward|softplus_backward)",
+            "elementwise",
+        ),
+        (
+            r"triton_(red|per)_.*|aten::(topk|sort|argsort|cummax|cummin|median|mode|kthvalue"
+            r"|unique.*|_unique2|bincount|histc|_softmax_backward_data|_log_softmax_backward_data"
+            r"|nll_loss.*|cross_entropy_loss)",
+            "reduce",
+        ),
     ):
         CATEGORY_PATTERNS.append((re.compile(rx), cat))
 
-
     # == inference attention (issue 4) ==
     # _rocm_C::paged_attention has no model: its parent carries it (KCache_dtype pass).
-    from perfreport.models import inference_attention as ia
+    from perfreport.models.attention import inference as ia
+
     MODELS["vllm::unified_attention_with_output"] = ia.VllmUnifiedAttention
     MODELS["aiter::paged_attention_v1"] = ia.AiterPagedAttentionV1
     MODELS["perfreport::paged_attention_decode"] = ia.PerfreportPagedAttentionDecode
-    MODEL_PATTERNS.append((re.compile(r"sglang_profiler::attention_paged_attention_ragged(_\d+)?"),
-                           ia.SglangPagedAttentionRagged))
+    MODEL_PATTERNS.append(
+        (re.compile(r"sglang_profiler::attention_paged_attention_ragged(_\d+)?"), ia.SglangPagedAttentionRagged)
+    )
     MODELS["aiter::paged_attention_ragged"] = ia.AiterPagedAttentionRagged
     # varlen / paged prefill on the step's chunk statistics (attention_prefill.py)
-    from perfreport.models import attention_prefill as ap
+    from perfreport.models.attention import prefill as ap
+
     MODELS["aiter::mha_varlen_fwd"] = ap.AiterMhaVarlenFwd
     MODELS["aiter::fmha_v3_varlen_fwd"] = ap.AiterFmhaV3VarlenFwd
     MODELS["aiter::mha_batch_prefill"] = ap.AiterMhaBatchPrefill
     # MLA decode in latent dims (attention_mla.py)
-    from perfreport.models import attention_mla as mla
+    from perfreport.models.attention import mla
+
     MODELS["aiter::mla_decode_stage1_asm_fwd"] = mla.AiterMlaDecode
     put(mla.CutlassMlaDecode, "_C::cutlass_mla_decode", "sgl_kernel::cutlass_mla_decode")
     put(mla.Sm100CutlassMlaDecode, "_C::sm100_cutlass_mla_decode")
     # FlashInfer batch decode, one op per compiled variant (attention_flashinfer.py)
-    from perfreport.models import attention_flashinfer as fi
+    from perfreport.models.attention import flashinfer_decode as fi
+
     MODEL_PATTERNS.append((re.compile(fi.BATCH_DECODE_RUN), fi.FlashInferBatchDecode))
     MODEL_PATTERNS.append((re.compile(fi.BATCH_DECODE_RUN_V020), fi.FlashInferBatchDecodeV020))
     # FlashInfer batch prefill, ragged K/V and paged cache (attention_flashinfer_prefill.py)
-    from perfreport.models import attention_flashinfer_prefill as fip, flashinfer_names as fin
-    for rx, cls in ((fin.RAGGED_RUN, fip.FlashInferRaggedPrefill),
-                    (fin.PAGED_RUN, fip.FlashInferPagedPrefill),
-                    (fin.RAGGED_RUN_AOT, fip.FlashInferRaggedPrefill),
-                    (fin.PAGED_RUN_AOT, fip.FlashInferPagedPrefill),
-                    (fin.RAGGED_RUN_V020, fip.FlashInferRaggedPrefillV020),
-                    (fin.PAGED_RUN_V020, fip.FlashInferPagedPrefillV020)):
+    from perfreport.models.attention import flashinfer_prefill as fip
+    from perfreport.models.attention import flashinfer_names as fin
+
+    for rx, cls in (
+        (fin.RAGGED_RUN, fip.FlashInferRaggedPrefill),
+        (fin.PAGED_RUN, fip.FlashInferPagedPrefill),
+        (fin.RAGGED_RUN_AOT, fip.FlashInferRaggedPrefill),
+        (fin.PAGED_RUN_AOT, fip.FlashInferPagedPrefill),
+        (fin.RAGGED_RUN_V020, fip.FlashInferRaggedPrefillV020),
+        (fin.PAGED_RUN_V020, fip.FlashInferPagedPrefillV020),
+    ):
         MODEL_PATTERNS.append((re.compile(rx), cls))
     # FlashMLA decode as vLLM registers it (attention_flashmla.py)
-    from perfreport.models import attention_flashmla as fmla
+    from perfreport.models.attention import flashmla as fmla
+
     put(fmla.FlashMlaDecode, "_flashmla_C::fwd_kvcache_mla", "_flashmla_C::dense_decode_fwd")
     put(fmla.FlashMlaDecodeFp8, "_flashmla_extension_C::fwd_kvcache_mla_fp8")
 
     # == mixture of experts (issue 8): moe.py, moe_routing.py ==
-    from perfreport.models import moe, moe_routing as mr, moe_vendor as mv
+    from perfreport.models.moe import experts as moe
+    from perfreport.models.moe import routing as mr
+    from perfreport.models.moe import vendor as mv
+
     put(moe.VllmMoeForward, "vllm::moe_forward", "vllm::moe_forward_shared")
-    put(moe.FusedExperts, "vllm::inplace_fused_experts", "vllm::outplace_fused_experts",
-        "sglang::inplace_fused_experts", "sglang::outplace_fused_experts",
-        "aiter::fused_moe_", "aiter::ck_moe", "vllm::rocm_aiter_fused_moe")
+    put(
+        moe.FusedExperts,
+        "vllm::inplace_fused_experts",
+        "vllm::outplace_fused_experts",
+        "sglang::inplace_fused_experts",
+        "sglang::outplace_fused_experts",
+        "aiter::fused_moe_",
+        "aiter::ck_moe",
+        "vllm::rocm_aiter_fused_moe",
+    )
     put(mv.AiterCkMoeStage, "aiter::ck_moe_stage1", "aiter::ck_moe_stage2")
     put(mv.CutlassMoeMm, "_C::cutlass_moe_mm")
-    put(mv.AiterFmoe, "aiter::fmoe", "aiter::fmoe_g1u1", "aiter::fmoe_int8_g1u0",
-        "aiter::fmoe_g1u1_a16", "aiter::fmoe_int8_g1u0_a16", "aiter::fmoe_fp8_g1u1_a16",
-        "aiter::fmoe_fp8_blockscale_g1u1")
+    put(
+        mv.AiterFmoe,
+        "aiter::fmoe",
+        "aiter::fmoe_g1u1",
+        "aiter::fmoe_int8_g1u0",
+        "aiter::fmoe_g1u1_a16",
+        "aiter::fmoe_int8_g1u0_a16",
+        "aiter::fmoe_fp8_g1u1_a16",
+        "aiter::fmoe_fp8_blockscale_g1u1",
+    )
     put(mr.TritonTopK, "TopK")
     put(mr.TritonSortTokens, "SortTokens")
-    put(mr.TopkSoftmax, "_moe_C::topk_softmax", "aiter::topk_softmax",
-        "vllm::rocm_aiter_topk_softmax")
+    put(mr.TopkSoftmax, "_moe_C::topk_softmax", "aiter::topk_softmax", "vllm::rocm_aiter_topk_softmax")
     put(mr.SglTopkSoftmax, "sgl_kernel::topk_softmax")
-    put(mr.AlignBlockSize, "_moe_C::moe_align_block_size", "sgl_kernel::moe_align_block_size",
-        "aiter::moe_align_block_size", "aiter::moe_sorting_fwd")
+    put(
+        mr.AlignBlockSize,
+        "_moe_C::moe_align_block_size",
+        "sgl_kernel::moe_align_block_size",
+        "aiter::moe_align_block_size",
+        "aiter::moe_sorting_fwd",
+    )
     # == KV-cache writes, quantization, Inductor kernels, pooling/resampling (issue 8) ==
     from perfreport.models import inductor, kv_cache, pooling, quant
-    put(kv_cache.KVCacheWrite, "_C_cache_ops::reshape_and_cache",
-        "_C_cache_ops::reshape_and_cache_flash", "_C_cache_ops::concat_and_cache_mla",
-        "sglang::store_cache")
-    put(quant.StaticQuant, "_C::static_scaled_fp8_quant", "_C::static_scaled_int8_quant",
-        "aiter::static_per_tensor_quant")
+
+    put(
+        kv_cache.KVCacheWrite,
+        "_C_cache_ops::reshape_and_cache",
+        "_C_cache_ops::reshape_and_cache_flash",
+        "_C_cache_ops::concat_and_cache_mla",
+        "sglang::store_cache",
+    )
+    put(
+        quant.StaticQuant,
+        "_C::static_scaled_fp8_quant",
+        "_C::static_scaled_int8_quant",
+        "aiter::static_per_tensor_quant",
+    )
     put(quant.DynamicTensorQuant, "_C::dynamic_scaled_fp8_quant", "aiter::dynamic_per_tensor_quant")
-    put(quant.DynamicTokenQuant, "_C::dynamic_per_token_scaled_fp8_quant",
-        "_C::dynamic_scaled_int8_quant", "_C::per_token_group_fp8_quant", "_C::scaled_fp4_quant",
-        "aiter::dynamic_per_token_scaled_quant", "sgl_kernel::sgl_per_token_quant_fp8",
-        "sgl_kernel::sgl_per_token_group_quant_fp8")
+    put(
+        quant.DynamicTokenQuant,
+        "_C::dynamic_per_token_scaled_fp8_quant",
+        "_C::dynamic_scaled_int8_quant",
+        "_C::per_token_group_fp8_quant",
+        "_C::scaled_fp4_quant",
+        "aiter::dynamic_per_token_scaled_quant",
+        "sgl_kernel::sgl_per_token_quant_fp8",
+        "sgl_kernel::sgl_per_token_group_quant_fp8",
+    )
     MODEL_PATTERNS.append((re.compile(r"triton_(poi|red|per|tem)_.*"), inductor.InductorKernel))
     for nd in (1, 2, 3):
         put(pooling.MaxPoolWithIndices, f"aten::max_pool{nd}d_with_indices")
         put(pooling.MaxPoolWithIndicesBackward, f"aten::max_pool{nd}d_with_indices_backward")
-        put(pooling.UpsampleNearest, f"aten::upsample_nearest{nd}d",
-            f"aten::_upsample_nearest_exact{nd}d")
-        put(pooling.UpsampleNearestBackward, f"aten::upsample_nearest{nd}d_backward",
-            f"aten::_upsample_nearest_exact{nd}d_backward")
+        put(pooling.UpsampleNearest, f"aten::upsample_nearest{nd}d", f"aten::_upsample_nearest_exact{nd}d")
+        put(
+            pooling.UpsampleNearestBackward,
+            f"aten::upsample_nearest{nd}d_backward",
+            f"aten::_upsample_nearest_exact{nd}d_backward",
+        )
     # -- data movement (data_movement.py) --------------------------------------------------
     from perfreport.models import data_movement as dm
+
     put(dm.Concat, "aten::cat", "aten::stack", "aten::_cat", "aten::concat", "aten::concatenate")
     put(dm.IndexSelect, "aten::index_select")
     put(norms.AiterGroupNorm, "aiter::_groupnorm_run")
-    put(norms.MiopenBatchNormBackward, "aten::miopen_batch_norm_backward",
-        "aten::cudnn_batch_norm_backward")
+    put(norms.MiopenBatchNormBackward, "aten::miopen_batch_norm_backward", "aten::cudnn_batch_norm_backward")
 
     # == autograd backward nodes (XBackward0) ==
     # backward.py imports no registry: it resolves the forward op's model through this hook

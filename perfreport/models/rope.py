@@ -12,6 +12,7 @@ Bytes = 2·R at the q/k dtype (read + write in place) + positions + one cos/sin 
 token (T·rot_dim at the cache dtype). The reference tool counts only 2·R·dtype; we also count
 the positions and cache rows the kernel must read.
 """
+
 from __future__ import annotations
 
 from perfreport.errors import ModelError
@@ -38,8 +39,7 @@ class RotaryEmbedding(PerfModel):
         self.rot_dim = self.cache.shape[-1]
         per_tok = self.T * self.head_size
         if self.T == 0 or self.q.numel % per_tok:
-            raise ModelError(f"{op.name}: query {list(self.q.shape)} is not "
-                             f"{self.T} tokens x heads x {self.head_size}")
+            raise ModelError(f"{op.name}: query {list(self.q.shape)} is not {self.T} tokens x heads x {self.head_size}")
         self.H_Q = self.q.numel // per_tok
         self.H_KV = self.k.numel // per_tok if self.k is not None else 0
 
@@ -48,16 +48,25 @@ class RotaryEmbedding(PerfModel):
         return self.T * (self.H_Q + self.H_KV) * self.rot_dim
 
     def params(self) -> dict:
-        return {"num_tokens": self.T, "H_Q": self.H_Q, "H_KV": self.H_KV,
-                "head_size": self.head_size, "rot_dim": self.rot_dim,
-                "is_neox": self.is_neox, "dtype": self.q.dtype}
+        return {
+            "num_tokens": self.T,
+            "H_Q": self.H_Q,
+            "H_KV": self.H_KV,
+            "head_size": self.head_size,
+            "rot_dim": self.rot_dim,
+            "is_neox": self.is_neox,
+            "dtype": self.q.dtype,
+        }
 
     def flops(self) -> float:
         return 3.0 * self.rotated
 
     def bytes(self) -> float:
-        return (2 * self.rotated * bytes_per_element(self.q.dtype) + self.pos.nbytes
-                + self.T * self.rot_dim * bytes_per_element(self.cache.dtype))
+        return (
+            2 * self.rotated * bytes_per_element(self.q.dtype)
+            + self.pos.nbytes
+            + self.T * self.rot_dim * bytes_per_element(self.cache.dtype)
+        )
 
     def precision(self) -> str:
         return precision_of(self.q.dtype)

@@ -5,6 +5,7 @@ Each trace is analyzed on its own (:mod:`perfreport.multi.worker`) by the chosen
 back, and :mod:`perfreport.multi.merge` builds the merged sheets (``ranks``, ``ops_by_rank``,
 ``gpu_timeline_by_rank``, ``collectives``) the same way whatever ran them.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,15 @@ from perfreport.multi.inputs import assign_ranks, expand_inputs, rank_from_name
 from perfreport.multi.worker import per_rank_name
 
 
-def analyze_ranks(inputs, *, jobs: int | None = None, engine: str | None = None,
-                  ray_address: str | None = None, per_rank_dir=None, **analyze_kw):
+def analyze_ranks(
+    inputs,
+    *,
+    jobs: int | None = None,
+    engine: str | None = None,
+    ray_address: str | None = None,
+    per_rank_dir=None,
+    **analyze_kw,
+):
     """Analyze every trace named by ``inputs`` (a path, or a list of paths, dirs, globs) and
     merge them. ``per_rank_dir``: also write one workbook per rank there (by the workers).
     ``analyze_kw``: the options of :func:`perfreport.analyze` (arch, basis, ...)."""
@@ -50,29 +58,37 @@ def analyze_ranks(inputs, *, jobs: int | None = None, engine: str | None = None,
     notes = [f"{len(ranked)} traces; rank from " + ", ".join(f"{s}: {n}" for s, n in sorted(src_count.items()))]
     ws = {r.world_size for _, _, r in ranked if r.world_size is not None}
     if ws and ws != {len(ranked)}:
-        notes.append(f"world size in distributedInfo is {', '.join(map(str, sorted(ws)))}, "
-                     f"{len(ranked)} traces were given")
+        notes.append(
+            f"world size in distributedInfo is {', '.join(map(str, sorted(ws)))}, {len(ranked)} traces were given"
+        )
     specs = sorted({r.spec_key or "none" for _, _, r in ranked})
     notes.append(f"GPU spec per rank: {', '.join(specs)}")
     if link:
         notes.append(f"interconnect ({link[2]}): {link[1]}")
     coverage = RankCoverage.from_results(ranked)
     if coverage is not None:
-        notes += coverage.lines()            # the one coverage statement: total, then per rank
+        notes += coverage.lines()  # the one coverage statement: total, then per rank
     by_rank = sorted(ranked, key=lambda x: x[0])
     for rank, _, r in by_rank:
         notes.extend(f"rank {rank}: warning: {w}" for w in r.warnings)
-    return MultiReport(source=f"{len(ranked)} ranks", sheets=sheets, notes=notes,
-                       arch_msg=f"GPU spec per rank: {', '.join(specs)}",
-                       has_gpu=any(r.has_gpu for _, _, r in ranked), coverage=coverage,
-                       rank_audits={rank: r.audit for rank, _, r in by_rank},
-                       rank_points={rank: r.points for rank, _, r in by_rank},
-                       rank_paths={rank: r.path for rank, _, r in by_rank}, chart_spec=spec)
+    return MultiReport(
+        source=f"{len(ranked)} ranks",
+        sheets=sheets,
+        notes=notes,
+        arch_msg=f"GPU spec per rank: {', '.join(specs)}",
+        has_gpu=any(r.has_gpu for _, _, r in ranked),
+        coverage=coverage,
+        rank_audits={rank: r.audit for rank, _, r in by_rank},
+        rank_points={rank: r.points for rank, _, r in by_rank},
+        rank_paths={rank: r.path for rank, _, r in by_rank},
+        chart_spec=spec,
+    )
 
 
 def _spec(arch, ranked, basis: str = "peak"):
     """The GPU spec of ``arch``, else of the lowest rank's detected spec; None if neither."""
     from perfreport.specs import GpuSpec, load_arch
+
     if isinstance(arch, GpuSpec):
         return arch
     key = arch or next((r.spec_key for _, _, r in sorted(ranked, key=lambda x: x[0]) if r.spec_key), None)
@@ -87,7 +103,11 @@ def _link(spec):
     bw = ic.get("link_per_direction_GBps")
     if not bw:
         return None
-    return float(bw), f"{ic.get('link', 'GPU link')} {bw:g} GB/s per direction ({spec.sources.get('interconnect', 'spec file')})", spec.key
+    return (
+        float(bw),
+        f"{ic.get('link', 'GPU link')} {bw:g} GB/s per direction ({spec.sources.get('interconnect', 'spec file')})",
+        spec.key,
+    )
 
 
 __all__ = ["analyze_ranks", "expand_inputs", "ENGINES", "cores"]

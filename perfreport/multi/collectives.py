@@ -22,6 +22,7 @@ Per matched call (``start``/``end``: the call's GPU kernels on that rank, on one
   send/recv 1. busbw is a per-direction figure, so it is set against the spec's per-direction
   GPU-to-GPU link bandwidth (``interconnect`` in the spec file).
 """
+
 from __future__ import annotations
 
 import statistics
@@ -29,9 +30,17 @@ import statistics
 from perfreport.events import CPU_OP
 
 COMM_OP = "record_param_comms"
-FIELDS = {"collective": "Collective name", "dtype": "dtype", "in_nelems": "In msg nelems",
-          "out_nelems": "Out msg nelems", "group_size": "Group size", "pg": "Process Group Name",
-          "pg_desc": "Process Group Description", "pg_ranks": "Process Group Ranks", "seq": "Seq"}
+FIELDS = {
+    "collective": "Collective name",
+    "dtype": "dtype",
+    "in_nelems": "In msg nelems",
+    "out_nelems": "Out msg nelems",
+    "group_size": "Group size",
+    "pg": "Process Group Name",
+    "pg_desc": "Process Group Description",
+    "pg_ranks": "Process Group Ranks",
+    "seq": "Seq",
+}
 _ALT = {"pg_desc": ("Process Group Desc",)}
 
 
@@ -100,12 +109,11 @@ def extract_calls(tree) -> list[dict]:
             if a is None or g.uid in claimed:
                 continue
             c = {k: _arg(a, k) for k in FIELDS}
-            c.update(cpu_ts=g.ts, start=g.ts, end=g.end, kernel_time=float(g.dur), kernel=g.name,
-                     source="kernel")
+            c.update(cpu_ts=g.ts, start=g.ts, end=g.end, kernel_time=float(g.dur), kernel=g.name, source="kernel")
             calls.append(c)
     calls.sort(key=lambda c: (c["start"] if c["start"] is not None else c["cpu_ts"], c["cpu_ts"]))
     by_pg: dict = {}
-    for c in calls:                  # the n-th call of each group, for traces without Seq
+    for c in calls:  # the n-th call of each group, for traces without Seq
         k = (str(c["pg"]), str(c["pg_ranks"] or ""))
         c["ordinal"] = by_pg[k] = by_pg.get(k, 0) + 1
     return calls
@@ -116,11 +124,11 @@ def rank_offsets_us(bases_ns: dict[int, int | None]) -> tuple[dict[int, float], 
     relative to each trace's ``baseTimeNanoseconds`` (exact integer ns arithmetic here)."""
     known = [b for b in bases_ns.values() if isinstance(b, int)]
     if len(known) != len(bases_ns):
-        return {r: 0.0 for r in bases_ns}, ("not every trace has baseTimeNanoseconds: "
-                                            "timestamps compared as recorded")
+        return {r: 0.0 for r in bases_ns}, ("not every trace has baseTimeNanoseconds: timestamps compared as recorded")
     b0 = min(known)
-    return {r: (b - b0) / 1000.0 for r, b in bases_ns.items()}, \
-        "ranks aligned by baseTimeNanoseconds (assumes synchronised host clocks)"
+    return {
+        r: (b - b0) / 1000.0 for r, b in bases_ns.items()
+    }, "ranks aligned by baseTimeNanoseconds (assumes synchronised host clocks)"
 
 
 def match_calls(per_rank: dict[int, list[dict]], offsets: dict[int, float]) -> tuple[list[dict], list[str]]:
@@ -131,14 +139,18 @@ def match_calls(per_rank: dict[int, list[dict]], offsets: dict[int, float]) -> t
         for c in per_rank[rank]:
             key = (str(c["pg"]), str(c["pg_ranks"] or ""), c["seq"] if use_seq else c["ordinal"])
             groups.setdefault(key, {}).setdefault(rank, c)
-    notes = ["collectives matched by (process group, ranks, Seq)" if use_seq else
-             "collectives matched by (process group, ranks, n-th call): the traces have no Seq"]
+    notes = [
+        "collectives matched by (process group, ranks, Seq)"
+        if use_seq
+        else "collectives matched by (process group, ranks, n-th call): the traces have no Seq"
+    ]
     return [_call_row(key, by_rank, offsets) for key, by_rank in groups.items()], notes
 
 
 def _call_row(key, by_rank: dict[int, dict], offsets: dict[int, float]) -> dict:
     from perfreport.models.dtypes import bytes_per_element
     from perfreport.errors import ModelError
+
     first = by_rank[min(by_rank)]
     starts = {r: c["start"] + offsets[r] for r, c in by_rank.items() if c["start"] is not None}
     ends = {r: c["end"] + offsets[r] for r, c in by_rank.items() if c["end"] is not None}
@@ -150,11 +162,19 @@ def _call_row(key, by_rank: dict[int, dict], offsets: dict[int, float]) -> dict:
         esize = None
     nel = max(int(first["in_nelems"] or 0), int(first["out_nelems"] or 0))
     size = None if esize is None else (int(nel * esize) if float(esize).is_integer() else nel * esize)
-    row = {"process group": key[0], "pg description": first["pg_desc"] or "", "seq": key[2],
-           "collective": first["collective"], "dtype": first["dtype"], "group size": n,
-           "ranks seen": len(by_rank), "in msg nelems": first["in_nelems"],
-           "out msg nelems": first["out_nelems"], "message size (B)": size,
-           "first start (µs)": min(starts.values()) if starts else None}
+    row = {
+        "process group": key[0],
+        "pg description": first["pg_desc"] or "",
+        "seq": key[2],
+        "collective": first["collective"],
+        "dtype": first["dtype"],
+        "group size": n,
+        "ranks seen": len(by_rank),
+        "in msg nelems": first["in_nelems"],
+        "out msg nelems": first["out_nelems"],
+        "message size (B)": size,
+        "first start (µs)": min(starts.values()) if starts else None,
+    }
     if starts:
         smax = max(starts.values())
         row["start skew (µs)"] = smax - min(starts.values())
@@ -167,7 +187,7 @@ def _call_row(key, by_rank: dict[int, dict], offsets: dict[int, float]) -> dict:
         row["transfer time (µs)"] = xfer
         f = busbw_factor(first["collective"], n)
         if size is not None and xfer > 0:
-            algbw = size / xfer / 1e3                       # B/µs -> GB/s (10^9 B/s)
+            algbw = size / xfer / 1e3  # B/µs -> GB/s (10^9 B/s)
             row["algbw (GB/s)"] = algbw
             row["busbw factor"] = f
             row["busbw (GB/s)"] = algbw * f if f is not None else None

@@ -7,6 +7,7 @@ report's ``coverage`` (``lines``, ``text``, ``to_dict``, ``modelled_pct``, ``bas
 console, the notes sheet, the HTML page and the JSON outputs state the same figures, and
 :meth:`RankCoverage.below` is what ``--min-coverage`` checks: every rank and the total.
 """
+
 from __future__ import annotations
 
 from perfreport.tables.coverage import Coverage, coverage_from_dict, merge_coverage
@@ -21,8 +22,9 @@ class RankCoverage:
         gpu = [c for c in self.ranks.values() if c.basis == "GPU time"]
         n = len(gpu) if gpu else len(self.ranks)
         basis = "GPU time" if gpu else "CPU op time (no GPU events)"
-        self.total = merge_coverage(gpu or list(self.ranks.values()),
-                                    basis=f"{basis} over {n} rank{'s' if n != 1 else ''}")
+        self.total = merge_coverage(
+            gpu or list(self.ranks.values()), basis=f"{basis} over {n} rank{'s' if n != 1 else ''}"
+        )
 
     @classmethod
     def from_results(cls, ranked) -> "RankCoverage | None":

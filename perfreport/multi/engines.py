@@ -12,6 +12,7 @@
 
 Every engine returns the results in input order; the merge does not depend on which ran.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,7 +26,7 @@ ENGINES = ("serial", "process", "ray")
 def cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
-    except AttributeError:       # not Linux
+    except AttributeError:  # not Linux
         return os.cpu_count() or 1
 
 
@@ -38,8 +39,9 @@ def _task(path: str, opts: dict):
         return str(exc)
 
 
-def run_all(paths: list[str], opts: dict, *, jobs: int | None = None, engine: str | None = None,
-            ray_address: str | None = None) -> list[RankResult]:
+def run_all(
+    paths: list[str], opts: dict, *, jobs: int | None = None, engine: str | None = None, ray_address: str | None = None
+) -> list[RankResult]:
     jobs = max(1, int(jobs if jobs else cores()))
     engine = engine or ("process" if jobs > 1 and len(paths) > 1 else "serial")
     if engine not in ENGINES:
@@ -53,24 +55,25 @@ def run_all(paths: list[str], opts: dict, *, jobs: int | None = None, engine: st
     for p, r in zip(paths, out):
         if isinstance(r, str):
             raise BadInput(*r.split(": ", 1)) if ": " in r else BadInput(p, r)
-        r.path = p                   # as given (Ray saw the absolute path)
+        r.path = p  # as given (Ray saw the absolute path)
     return out
 
 
 def _process(paths, opts, jobs):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+
     # a fresh process per trace, forked from a server that has imported perfreport once
     # (spawn would re-import it for every trace); 'fork' cannot be combined with
     # max_tasks_per_child
     try:
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["perfreport.multi.worker", "perfreport.pipeline",
-                                    "perfreport.tables", "perfreport.writers.excel"])
-    except ValueError:           # no forkserver on this platform
+        ctx.set_forkserver_preload(
+            ["perfreport.multi.worker", "perfreport.pipeline", "perfreport.tables", "perfreport.writers.excel"]
+        )
+    except ValueError:  # no forkserver on this platform
         ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=ctx,
-                             max_tasks_per_child=1) as ex:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=ctx, max_tasks_per_child=1) as ex:
         return list(ex.map(_task, paths, [opts] * len(paths)))
 
 

@@ -6,6 +6,7 @@ patterns (expanded here when the shell did not). The rank comes from the trace's
 (``rank3``, ``rank-3``, ``rank_3``, ``RANK.3``); else from the position in the sorted list.
 The report's notes say which.
 """
+
 from __future__ import annotations
 
 import glob

@@ -1,5 +1,6 @@
 """The merged multi-rank report: a :class:`~perfreport.report.Report` that also keeps, per rank,
 what the self-audit and the HTML page need (flagged rows, roofline-chart points, trace path)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ class MultiReport(Report):
     def to_html(self, path: str | Path, top: int = 50) -> Path:
         """One page for the merged report (:mod:`perfreport.writers.html_ranks`)."""
         from perfreport.writers.html_ranks import write_ranks_html
+
         return write_ranks_html(self, path, top)
 
 

@@ -5,6 +5,7 @@ Ray task): a plain function of a path and a dict of options returning a :class:`
 of plain values, so it pickles small. The full per-rank workbook, when asked for, is written
 by the worker itself and never travels.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -13,30 +14,29 @@ from pathlib import Path
 from perfreport.multi.collectives import extract_calls
 
 OP_KEY = ("name", "category", "input dims", "input types")
-AUDIT_TOP = 30                # flagged rows per rank sent back for --audit
-ANALYZE_OPTS = ("arch", "basis", "graph_capture", "model_config", "models", "short_kernel_us",
-                "linked_only")
+AUDIT_TOP = 30  # flagged rows per rank sent back for --audit
+ANALYZE_OPTS = ("arch", "basis", "graph_capture", "model_config", "models", "short_kernel_us", "linked_only")
 
 
 @dataclass
 class RankResult:
     path: str
-    dist_rank: int | None                 # distributedInfo.rank
+    dist_rank: int | None  # distributedInfo.rank
     world_size: int | None
-    base_ns: int | None                   # baseTimeNanoseconds
+    base_ns: int | None  # baseTimeNanoseconds
     spec_key: str | None
     arch_msg: str
     devices: str
     has_gpu: bool
-    timeline: list[list]                  # gpu_timeline rows: device, type, time (ms), percent
-    ops: list[list]                       # OP_KEY + count, time sum (µs), roofline mean (%)
+    timeline: list[list]  # gpu_timeline rows: device, type, time (ms), percent
+    ops: list[list]  # OP_KEY + count, time sum (µs), roofline mean (%)
     calls: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     per_rank_report: str | None = None
-    peak_rss_mb: float | None = None      # of the process that ran it (not in any sheet)
-    coverage: dict | None = None          # Coverage.to_dict() of this rank
-    audit: dict = field(default_factory=dict)    # notes, rows (the top AUDIT_TOP), count
-    points: list[dict] = field(default_factory=list)   # unified rows with FLOP/byte and TFLOP/s
+    peak_rss_mb: float | None = None  # of the process that ran it (not in any sheet)
+    coverage: dict | None = None  # Coverage.to_dict() of this rank
+    audit: dict = field(default_factory=dict)  # notes, rows (the top AUDIT_TOP), count
+    points: list[dict] = field(default_factory=list)  # unified rows with FLOP/byte and TFLOP/s
 
 
 def per_rank_name(path: str) -> str:
@@ -61,8 +61,22 @@ def analyze_trace(path: str, opts: dict) -> RankResult:
     out_path = None
     if opts.get("per_rank_dir"):
         if calls:
-            cols = ["pg", "pg_desc", "seq", "collective", "dtype", "group_size", "in_nelems",
-                    "out_nelems", "cpu_ts", "start", "end", "kernel_time", "kernel", "source"]
+            cols = [
+                "pg",
+                "pg_desc",
+                "seq",
+                "collective",
+                "dtype",
+                "group_size",
+                "in_nelems",
+                "out_nelems",
+                "cpu_ts",
+                "start",
+                "end",
+                "kernel_time",
+                "kernel",
+                "source",
+            ]
             report.sheets.append(Sheet.from_records("collectives", calls, cols))
         d = Path(opts["per_rank_dir"])
         d.mkdir(parents=True, exist_ok=True)
@@ -76,19 +90,30 @@ def analyze_trace(path: str, opts: dict) -> RankResult:
     names = sorted({str(d.get("name") or "") for d in devs if isinstance(d, dict)}) if isinstance(devs, list) else []
     base = meta.get("baseTimeNanoseconds")
     return RankResult(
-        path=path, dist_rank=_int(di.get("rank")), world_size=_int(di.get("world_size")),
+        path=path,
+        dist_rank=_int(di.get("rank")),
+        world_size=_int(di.get("world_size")),
         base_ns=base if isinstance(base, int) else None,
-        spec_key=report.spec.key if report.spec is not None else None, arch_msg=report.arch_msg,
-        devices=", ".join(names), has_gpu=report.has_gpu, timeline=[list(r) for r in tl], ops=ops,
+        spec_key=report.spec.key if report.spec is not None else None,
+        arch_msg=report.arch_msg,
+        devices=", ".join(names),
+        has_gpu=report.has_gpu,
+        timeline=[list(r) for r in tl],
+        ops=ops,
         calls=[{k: c[k] for k in c if k != "kernel"} for c in calls],
-        warnings=list(report.warnings), per_rank_report=out_path, peak_rss_mb=_peak_rss_mb(),
+        warnings=list(report.warnings),
+        per_rank_report=out_path,
+        peak_rss_mb=_peak_rss_mb(),
         coverage=report.coverage.to_dict() if report.coverage is not None else None,
-        audit=_audit(us), points=_points(report))
+        audit=_audit(us),
+        points=_points(report),
+    )
 
 
 def _audit(unified) -> dict:
     """The rank's self-audit (:func:`perfreport.tables.audit.audit_sheet`), its top rows only."""
     from perfreport.tables.audit import audit_sheet
+
     sh = audit_sheet(unified)
     return {"notes": list(sh.notes), "rows": sh.records()[:AUDIT_TOP], "count": len(sh.rows)}
 
@@ -97,15 +122,16 @@ def _points(report) -> list[dict]:
     """The rank's roofline-chart points: unified rows with FLOP/byte and achieved TFLOP/s."""
     from perfreport.writers.roofline_svg import points
     from perfreport.writers.summary import unified_rows
+
     return points(unified_rows(report))
 
 
 def _peak_rss_mb() -> float | None:
     try:
         import resource
-    except ImportError:          # not POSIX
+    except ImportError:  # not POSIX
         return None
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0   # KiB on Linux
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
 
 
 def _int(v):

@@ -6,6 +6,7 @@ once by :func:`run_passes`, so adding a pass is adding a module. A pass reads th
 writes only its declared keys (through ``Op.set_meta``); it returns at once on traces that
 do not hold the ops it cares about.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -30,6 +31,7 @@ def register_pass(name: str, writes: tuple[str, ...], order: int = 100):
     def deco(fn):
         PASSES.append(Pass(name, tuple(writes), fn, order))
         return fn
+
     return deco
 
 
@@ -51,8 +53,7 @@ def ops_needing(tree, key: str, extra=frozenset()) -> list:
         v = verdict.get(o.name)
         if v is None:
             cls = model_for(o.name)
-            v = verdict[o.name] = o.name in extra or (
-                cls is not None and key in getattr(cls, "needs", ()))
+            v = verdict[o.name] = o.name in extra or (cls is not None and key in getattr(cls, "needs", ()))
         if v:
             out.append(o)
     return out

@@ -18,6 +18,7 @@ Writes, for every op whose model declares them in ``needs``:
 Without a config nothing is written and models charge the full context unless the op's own
 arguments carry a window.
 """
+
 from __future__ import annotations
 
 import re
@@ -83,6 +84,7 @@ def attention_layers(tree) -> None:
 
 def _model(op):
     from perfreport.models.registry import model_for
+
     return model_for(op.name)
 
 

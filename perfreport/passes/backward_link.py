@@ -6,6 +6,7 @@ node (``XBackward0`` and friends) whose forward op has a model with a backward r
 ``perf_meta["forward"] = {"name", "args", "uid"}`` on the node. Returns at once on traces with
 no sequence numbers (inference traces).
 """
+
 from __future__ import annotations
 
 import re
@@ -29,7 +30,7 @@ def link_backward(tree) -> None:
     if not seq_ops:
         return
     fwd: dict = {}
-    for o in seq_ops:                       # ts order: the innermost modelled forward op wins
+    for o in seq_ops:  # ts order: the innermost modelled forward op wins
         if _is_backward(o.name):
             continue
         if has_backward_rule(model_for(o.name)):

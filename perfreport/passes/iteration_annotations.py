@@ -13,6 +13,7 @@ One sweep over annotations and ops, both sorted by start time: the active list h
 annotations already started and not yet ended, so each op looks only at the few open
 ranges, not at every annotation.
 """
+
 from __future__ import annotations
 
 from perfreport.passes import ops_needing, register_pass

@@ -7,6 +7,7 @@ width, so its name says the element size: ``CatArrayBatchedCopy<...OpaqueType<2u
 ``perf_meta["element_bytes"]`` of the op that launched the kernel (directly or in its subtree);
 ops whose kernels disagree, or name no width, get nothing (their model then says why).
 """
+
 from __future__ import annotations
 
 import re

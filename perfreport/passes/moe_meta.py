@@ -25,10 +25,11 @@ Writes on each such op (only what it found):
 On the other ops whose model declares ``moe_config`` (the fused-experts ops that take the
 (local) weights as arguments, :func:`perfreport.passes.ops_needing`) it writes only
 ``moe_config = {num_experts}`` from the model config: their global expert count when neither
-``expert_map`` nor ``expert_mask`` is recorded (models/moe_ep.py).
+``expert_map`` nor ``expert_mask`` is recorded (models/moe/ep.py).
 
 Returns at once on traces without these ops.
 """
+
 from __future__ import annotations
 
 from perfreport.errors import ModelError
@@ -37,10 +38,15 @@ from perfreport.passes import ops_needing, register_pass
 
 MOE_OPS = ("vllm::moe_forward", "vllm::moe_forward_shared")
 # routing ops: name -> how to read k
-TOPK_CONCRETE = {"TopK": 1}                                   # triton_kernels TopK(x, k, ...)
-TOPK_OUT_DIMS = {"_moe_C::topk_softmax": 0, "vllm::rocm_aiter_topk_softmax": 0,
-                 "aiter::topk_softmax": 0, "sgl_kernel::topk_softmax": 0,
-                 "vllm::inplace_fused_experts": 4, "vllm::outplace_fused_experts": 4}
+TOPK_CONCRETE = {"TopK": 1}  # triton_kernels TopK(x, k, ...)
+TOPK_OUT_DIMS = {
+    "_moe_C::topk_softmax": 0,
+    "vllm::rocm_aiter_topk_softmax": 0,
+    "aiter::topk_softmax": 0,
+    "sgl_kernel::topk_softmax": 0,
+    "vllm::inplace_fused_experts": 4,
+    "vllm::outplace_fused_experts": 4,
+}
 _PRECISION = {"c10::BFloat16": "bf16", "c10::Half": "fp16", "float": "fp32"}
 
 
@@ -74,8 +80,7 @@ def _expert_tensors(op, E: int, H: int | None = None):
         a = o.args
         dims, types = a.get("Input Dims") or [], a.get("Input type") or []
         for d, t in zip(dims, types):
-            if isinstance(d, list) and len(d) == 3 and all(isinstance(x, int) for x in d) \
-                    and 0 < d[0] <= E:
+            if isinstance(d, list) and len(d) == 3 and all(isinstance(x, int) for x in d) and 0 < d[0] <= E:
                 groups.setdefault(d[0], {}).setdefault((tuple(d), t), None)
     if len(groups.get(E, ())) >= 2 or not H:
         return list(groups.get(E, ()))
@@ -88,6 +93,7 @@ def _expert_tensors(op, E: int, H: int | None = None):
 
 def _nbytes(shape, dtype) -> float:
     from perfreport.models.dtypes import bytes_per_element
+
     n = 1
     for x in shape:
         n *= x
@@ -127,7 +133,7 @@ def annotate_moe(tree) -> None:
             found = _expert_tensors(op, E, H)
             try:
                 ts = sorted(found, key=lambda st: -_nbytes(*st))
-            except ModelError:           # unknown dtype: leave it to the model / config
+            except ModelError:  # unknown dtype: leave it to the model / config
                 ts = []
             if len(ts) >= 2:
                 w = sorted(ts[:2], key=found.index)
@@ -144,8 +150,11 @@ def annotate_moe(tree) -> None:
             fmt = "mxfp4"
         mc = {}
         if cfg is not None:
-            mc = {"top_k": cfg.num_experts_per_tok, "num_experts": cfg.num_experts,
-                  "intermediate_size": cfg.expert_intermediate_size}
+            mc = {
+                "top_k": cfg.num_experts_per_tok,
+                "num_experts": cfg.num_experts,
+                "intermediate_size": cfg.expert_intermediate_size,
+            }
         if fmt:
             mc["weight_format"] = fmt
         mc = {key: v for key, v in mc.items() if v}

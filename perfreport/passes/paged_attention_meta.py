@@ -11,6 +11,7 @@
 
 Both return at once on traces without their leaf op.
 """
+
 from __future__ import annotations
 
 from perfreport.passes import register_pass
@@ -41,7 +42,7 @@ def mark_rocm_paged_attn_kvcache_dtype(tree) -> None:
     for leaf in leaves:
         types = leaf.args.get("Input type")
         if not isinstance(types, list) or len(types) <= ROCM_V_CACHE_ARG:
-            continue            # recorded without shapes: nothing to propagate
+            continue  # recorded without shapes: nothing to propagate
         k_dtype, v_dtype = types[ROCM_K_CACHE_ARG], types[ROCM_V_CACHE_ARG]
         for anc in leaf.ancestors():
             if anc.cat == CPU_OP:

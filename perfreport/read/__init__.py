@@ -2,6 +2,7 @@
 
 Public surface: :func:`read_trace` -> :class:`RawTrace`.
 """
+
 from __future__ import annotations
 
 import gc
@@ -23,6 +24,7 @@ class RawTrace:
     ``records`` is a :class:`~perfreport.read.kineto.Collector`: typed columns, not one object
     per event. ``build_tree`` consumes it (frees its CPU columns), so build one tree per read.
     """
+
     source: str
     meta: dict
     records: Collector
@@ -30,11 +32,10 @@ class RawTrace:
     warnings: list[str] = field(default_factory=list)
 
 
-def read_trace(spec: str, *, keep_python: bool = False,
-               on_progress: Callable[[int], None] | None = None) -> RawTrace:
+def read_trace(spec: str, *, keep_python: bool = False, on_progress: Callable[[int], None] | None = None) -> RawTrace:
     """Stream ``spec`` (path or ``-``) and collect the events the report uses."""
     src = Source(spec)
-    heap.tune()     # big arrays mmapped, so freeing them lowers the RSS (glibc)
+    heap.tune()  # big arrays mmapped, so freeing them lowers the RSS (glibc)
     split = Split()
     col = Collector(src.name, keep_python=keep_python)
     gc_was = gc.isenabled()

@@ -6,6 +6,7 @@ int64 columns hold :data:`~perfreport.events.NONE` for no value and
 :data:`~perfreport.events.SIDE` for a value that is not an int64 (kept in the table's ``side``
 dict); :meth:`_Table.value` reads either back.
 """
+
 from __future__ import annotations
 
 from array import array
@@ -39,10 +40,10 @@ class CpuColumns(_Table):
         self.dur = array("d")
         self.name = array("i")
         self.cat = array("b")
-        self.thr = array("i")       # code into ``threads`` [(pid, tid)]
+        self.thr = array("i")  # code into ``threads`` [(pid, tid)]
         self.ext = array("q")
         self.cs = array("q")
-        self.args = array("i")      # index into ``args_table``, -1: none
+        self.args = array("i")  # index into ``args_table``, -1: none
         self.side: dict = {}
 
 
@@ -54,7 +55,7 @@ class GpuColumns(_Table):
         self.dur = array("d")
         self.name = array("i")
         self.cat = array("b")
-        self.ds = array("i")        # code into ``devstreams`` [(device, stream)]
+        self.ds = array("i")  # code into ``devstreams`` [(device, stream)]
         self.corr = array("q")
         self.ext = array("q")
         self.nbytes = array("q")
@@ -71,7 +72,6 @@ class Flows:
 
     def __len__(self) -> int:
         return len(self.ts)
-
 
 
 __all__ = ["CpuColumns", "GpuColumns", "Flows", "INT64_LO", "INT64_HI"]

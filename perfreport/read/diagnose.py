@@ -7,6 +7,7 @@ otherwise ends the read with one line naming the **byte offset** (of the decompr
 the **event index** (``traceEvents[i]``, or "after traceEvents[i]" between events), read off
 msgspec's error text and the event boundaries of the batch.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,8 +17,8 @@ import msgspec
 from perfreport.read import repair
 from perfreport.read.scan import BRACKETS, event_spans, event_starts, string_end
 
-MAX_DEPTH_HINT = 900      # nesting the decoder follows (its recursion limit is ~1,000)
-ERR_AT = re.compile(r"\(byte (\d+)\)")          # msgspec's "... (byte N)"
+MAX_DEPTH_HINT = 900  # nesting the decoder follows (its recursion limit is ~1,000)
+ERR_AT = re.compile(r"\(byte (\d+)\)")  # msgspec's "... (byte N)"
 _VAL_AT = re.compile(r"^(.*?)(?: - at `\$\[(\d+)\](.*)`)?$", re.S)
 
 
@@ -69,8 +70,13 @@ class Diagnose:
             where = f"after traceEvents[{n + i}]"
         else:
             where = f"in traceEvents[{n + i}]"
-        at = (f"at byte {self.base + start + k - 1}" if exact else
-              f"in the event starting at byte {self.base + start + starts[max(i, 0)] - 1}" if starts else "")
+        at = (
+            f"at byte {self.base + start + k - 1}"
+            if exact
+            else f"in the event starting at byte {self.base + start + starts[max(i, 0)] - 1}"
+            if starts
+            else ""
+        )
         self.fail(f"invalid JSON {at} ({where}): {what}")
 
     def invalid(self, doc: bytes, start: int, exc: Exception, exact: bool = True):
@@ -83,15 +89,16 @@ class Diagnose:
         at = self.base + start + starts[i] - 1 if i < len(starts) else None
         where = f" (at byte {at})" if at is not None else ""
         field = f" in {path.lstrip('.')}" if path else ""
-        self.fail(f"malformed trace event traceEvents[{self.split.n_events + i}]{where}: "
-                  f"{what}{field}")
+        self.fail(f"malformed trace event traceEvents[{self.split.n_events + i}]{where}: {what}{field}")
 
     def too_deep(self, doc: bytes, start: int):
         k = _deepest(doc, MAX_DEPTH_HINT)
         idx = max(len(event_starts(doc, 1, k)) - 1, 0) if k >= 0 else 0
         near = f", near byte {self.base + start + k - 1}" if k >= 0 else ""
-        self.fail(f"traceEvents[{self.split.n_events + idx}] is nested too deeply for the JSON "
-                  f"decoder (about {MAX_DEPTH_HINT} levels or more{near})")
+        self.fail(
+            f"traceEvents[{self.split.n_events + idx}] is nested too deeply for the JSON "
+            f"decoder (about {MAX_DEPTH_HINT} levels or more{near})"
+        )
 
 
 def _deepest(doc: bytes, limit: int) -> int:
@@ -121,7 +128,7 @@ def _first_diff(a: bytes, b: bytes) -> int:
     lo, hi = 0, min(len(a), len(b))
     while lo < hi:
         mid = (lo + hi) // 2
-        if a[lo:mid + 1] == b[lo:mid + 1]:
+        if a[lo : mid + 1] == b[lo : mid + 1]:
             lo = mid + 1
         else:
             hi = mid

@@ -7,6 +7,7 @@ across chunks, within :data:`MAX_PREFIX` bytes; once the array is read, the byte
 before and after it are decoded as the top-level metadata (``deviceProperties``,
 ``distributedInfo``, ``baseTimeNanoseconds`` ...), whatever the key order.
 """
+
 from __future__ import annotations
 
 import re
@@ -18,7 +19,7 @@ from perfreport.read.diagnose import ERR_AT
 from perfreport.read.scan import BRACKETS, resume_point, string_end
 
 MiB = 1 << 20
-MAX_PREFIX = 64 * MiB     # bytes before "traceEvents": [ (metadata keys written first)
+MAX_PREFIX = 64 * MiB  # bytes before "traceEvents": [ (metadata keys written first)
 
 _WS = re.compile(rb"[ \t\r\n]*")
 _TS_KEY = b'"traceEvents"'
@@ -36,8 +37,8 @@ class ArrayEnvelope:
         (``buf`` then starts just after the ``[``, at absolute offset ``base``)."""
         buf = self.buf
         i = depth = 0
-        floor = -1              # inside a string (resume index) when >= 0
-        key_at = -1             # a depth-1 "traceEvents" string waiting for its ':' and '['
+        floor = -1  # inside a string (resume index) when >= 0
+        key_at = -1  # a depth-1 "traceEvents" string waiting for its ':' and '['
         key_scan, key_colon = 0, False
         started = False
         lead = -1
@@ -49,7 +50,7 @@ class ArrayEnvelope:
                     if n < 3:
                         continue
                     lead = 3 if buf[:3] == b"\xef\xbb\xbf" else 0
-                lead = j = _WS.match(buf, lead).end()     # resumed: blanks scanned once
+                lead = j = _WS.match(buf, lead).end()  # resumed: blanks scanned once
                 if j >= n:
                     if n > MAX_PREFIX:
                         self.fail(f"no JSON value in the first {mib(MAX_PREFIX)} (only blanks)")
@@ -58,33 +59,35 @@ class ArrayEnvelope:
                 if c == 0x5B:
                     self.fail("JSON array at top level; expected a Kineto trace object with traceEvents")
                 if c != 0x7B:
-                    self.fail(f"not JSON: starts with byte {bytes(buf[j:j + 1])!r} at offset {j} "
-                              "(a Kineto trace is a JSON object)")
+                    self.fail(
+                        f"not JSON: starts with byte {bytes(buf[j : j + 1])!r} at offset {j} "
+                        "(a Kineto trace is a JSON object)"
+                    )
                 started, i, depth = True, j + 1, 1
             while True:
                 if key_at >= 0:
                     k = key_scan = _WS.match(buf, key_scan).end()
                     if k >= n:
-                        break                       # need more bytes to decide
-                    if not key_colon and buf[k] == 0x3A:       # ':'
+                        break  # need more bytes to decide
+                    if not key_colon and buf[k] == 0x3A:  # ':'
                         key_colon, key_scan = True, k + 1
                         continue
                     if key_colon:
                         if buf[k] != 0x5B:
                             self.fail(f"traceEvents (byte {key_at}) is not an array")
                         prefix = bytes(buf[:key_at])
-                        if prefix[:3] == b"\xef\xbb\xbf":        # a UTF-8 byte order mark
+                        if prefix[:3] == b"\xef\xbb\xbf":  # a UTF-8 byte order mark
                             prefix = b"   " + prefix[3:]
-                        del buf[:k + 1]
+                        del buf[: k + 1]
                         self.base = k + 1
                         return prefix
-                    key_at = -1                      # a value "traceEvents", not the key
+                    key_at = -1  # a value "traceEvents", not the key
                 if floor >= 0:
                     k = string_end(buf, i, floor)
                     if k < 0:
                         i = resume_point(buf, floor)
                         break
-                    if depth == 1 and k - (floor - 1) == len(_TS_KEY) and buf[floor - 1:k] == _TS_KEY:
+                    if depth == 1 and k - (floor - 1) == len(_TS_KEY) and buf[floor - 1 : k] == _TS_KEY:
                         key_at, key_scan, key_colon = floor - 1, k, False
                     floor, i = -1, k
                     continue
@@ -105,7 +108,7 @@ class ArrayEnvelope:
                         self.fail("JSON has no traceEvents array (not a PyTorch profiler trace)")
             if n > MAX_PREFIX:
                 self.fail(f"no top-level traceEvents array in the first {mib(MAX_PREFIX)}")
-        if not started:         # fewer than 3 bytes, or only blanks
+        if not started:  # fewer than 3 bytes, or only blanks
             b = bytes(buf).strip()
             if not buf or not b:
                 self.fail("input is empty" if not buf else "only blanks, no JSON value")
@@ -113,8 +116,11 @@ class ArrayEnvelope:
                 self.fail("JSON array at top level; expected a Kineto trace object with traceEvents")
             if b[:1] != b"{":
                 self.fail(f"not JSON: starts with byte {b[:1]!r} (a Kineto trace is a JSON object)")
-        self.fail("truncated JSON: the input ends before the traceEvents array"
-                  if depth else "not JSON (or truncated): no traceEvents array found")
+        self.fail(
+            "truncated JSON: the input ends before the traceEvents array"
+            if depth
+            else "not JSON (or truncated): no traceEvents array found"
+        )
 
     def decode_meta(self, prefix: bytes, suffix: bytes, end_abs: int) -> dict:
         """The top-level object without its array: ``prefix`` and ``suffix`` joined by an empty

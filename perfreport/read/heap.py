@@ -7,6 +7,7 @@ arenas. glibc's malloc raises its mmap threshold to the size of any freed mmappe
 freed ones stay in the process's RSS. :func:`tune` pins the threshold (big blocks are
 mmapped and handed back on free) and :func:`trim` returns free heap pages.
 """
+
 from __future__ import annotations
 
 _libc = None
@@ -22,8 +23,9 @@ def _lib():
     if _libc is None:
         try:
             import ctypes
+
             lib = ctypes.CDLL("libc.so.6")
-            lib.mallopt, lib.malloc_trim      # glibc: both exist
+            lib.mallopt, lib.malloc_trim  # glibc: both exist
             _libc = lib
         except (OSError, AttributeError):
             _libc = False

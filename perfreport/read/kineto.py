@@ -9,6 +9,7 @@ to the typed columns of :mod:`perfreport.read.columns` (decoded as
 on these columns and materializes :class:`~perfreport.events.Op` /
 :class:`~perfreport.events.GpuEvent` records only for what the report needs.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -21,16 +22,31 @@ from perfreport.read.columns import INT64_HI as _HI
 from perfreport.read.columns import INT64_LO as _LO
 from perfreport.read.columns import CpuColumns, Flows, GpuColumns
 from perfreport.read.repair import loads_args
-from perfreport.read.schema import (C_CPU_OP, C_DRIVER, C_KERNEL, C_MEMCPY, C_MEMSET,  # noqa: F401
-                                    C_PYTHON, C_RUNTIME, C_USER_ANNOTATION, CAT_CODE, CATS,
-                                    CPU_CATS, EVENT_DECODER, GPU_CATS, NOT_A_LIST, SHAPE_KEYS,
-                                    VOLATILE, Ev, GpuArgs)
+from perfreport.read.schema import (
+    C_CPU_OP,
+    C_DRIVER,
+    C_KERNEL,
+    C_MEMCPY,
+    C_MEMSET,  # noqa: F401
+    C_PYTHON,
+    C_RUNTIME,
+    C_USER_ANNOTATION,
+    CAT_CODE,
+    CATS,
+    CPU_CATS,
+    EVENT_DECODER,
+    GPU_CATS,
+    NOT_A_LIST,
+    SHAPE_KEYS,
+    VOLATILE,
+    Ev,
+    GpuArgs,
+)
 from perfreport.read.schema import decode_any as _any
 from perfreport.read.schema import decode_gpu_args as _gpu_args
 from perfreport.read.schema import decode_op_args as _op_args
 from perfreport.read.schema import decode_rt_args as _rt_args
 from perfreport.read.schema import encode as _encode
-
 
 
 class Collector:
@@ -42,28 +58,28 @@ class Collector:
         self.c = CpuColumns()
         self.g = GpuColumns()
         self.gpu_annotations: list[GpuEvent] = []
-        self.gpu_comm: dict[int, dict] = {}        # GPU row -> args of a collective kernel
+        self.gpu_comm: dict[int, dict] = {}  # GPU row -> args of a collective kernel
         self.flow_s = Flows()
         self.flow_f = Flows()
-        self.names: list[str] = []                 # name code -> str
-        self.threads: list[tuple] = []             # CPU thread code -> (pid, tid)
-        self.devstreams: list[tuple] = []          # GPU code -> (device, stream)
-        self.locations: list[tuple] = []           # flow location code -> (pid, tid)
-        self.flow_ids: list = []                   # non-int flow ids, coded from 2**62
-        self.args_table: list[dict] = []           # interned args dicts
+        self.names: list[str] = []  # name code -> str
+        self.threads: list[tuple] = []  # CPU thread code -> (pid, tid)
+        self.devstreams: list[tuple] = []  # GPU code -> (device, stream)
+        self.locations: list[tuple] = []  # flow location code -> (pid, tid)
+        self.flow_ids: list = []  # non-int flow ids, coded from 2**62
+        self.args_table: list[dict] = []  # interned args dicts
         self.process_names: dict = {}
         self.process_labels: dict = {}
         self.thread_names: dict = {}
         self.n_events = 0
-        self.repairs: Counter = Counter()          # what loads_args repaired in args
-        self.consumed = False                      # set by build_tree (CPU columns freed)
+        self.repairs: Counter = Counter()  # what loads_args repaired in args
+        self.consumed = False  # set by build_tree (CPU columns freed)
         self._name_code: dict[str, int] = {}
         self._thr_code: dict[tuple, int] = {}
         self._ds_code: dict[tuple, int] = {}
         self._loc_code: dict[tuple, int] = {}
         self._fid_code: dict = {}
-        self._args_fast: dict[bytes, int] = {}     # raw known-key bytes -> args index
-        self._args_canon: dict[bytes, int] = {}    # canonical encoding -> args index
+        self._args_fast: dict[bytes, int] = {}  # raw known-key bytes -> args index
+        self._args_canon: dict[bytes, int] = {}  # canonical encoding -> args index
         cats = dict(CAT_CODE)
         self._cpu_cats = {k: v for k, v in cats.items() if k in CPU_CATS or (keep_python and k == PYTHON)}
         self._gpu_cats = {k: v for k, v in cats.items() if k in GPU_CATS}
@@ -107,21 +123,39 @@ class Collector:
         a = c.args[row]
         cs = c.value("cs", row)
         launch = cat == C_RUNTIME or cat == C_DRIVER
-        return Op(uid, self.names[c.name[row]], CATS[cat], pid, tid, c.ts[row], c.dur[row],
-                  self.args_table[a] if a >= 0 else None, cs if launch else None,
-                  c.value("ext", row), None if launch else cs)
+        return Op(
+            uid,
+            self.names[c.name[row]],
+            CATS[cat],
+            pid,
+            tid,
+            c.ts[row],
+            c.dur[row],
+            self.args_table[a] if a >= 0 else None,
+            cs if launch else None,
+            c.value("ext", row),
+            None if launch else cs,
+        )
 
     def make_gpu(self, row: int) -> GpuEvent:
         g = self.g
         dev, stream = self.devstreams[g.ds[row]]
-        return GpuEvent(row, self.names[g.name[row]], CATS[g.cat[row]], dev, stream, g.ts[row],
-                        g.dur[row], g.value("corr", row), g.value("ext", row),
-                        g.value("nbytes", row))
+        return GpuEvent(
+            row,
+            self.names[g.name[row]],
+            CATS[g.cat[row]],
+            dev,
+            stream,
+            g.ts[row],
+            g.dur[row],
+            g.value("corr", row),
+            g.value("ext", row),
+            g.value("nbytes", row),
+        )
 
     # -- reading ---------------------------------------------------------------------------
     def _bad(self, ev: Ev, problem: str):
-        raise BadInput(self.source, f"traceEvents[{self.n_events - 1}] ({ev.cat or ev.ph} "
-                                    f"{ev.name[:60]!r}) {problem}")
+        raise BadInput(self.source, f"traceEvents[{self.n_events - 1}] ({ev.cat or ev.ph} {ev.name[:60]!r}) {problem}")
 
     def _args(self, ev: Ev, decode):
         """``decode(ev.args)``, repairing bad text (see :mod:`perfreport.read.repair`)."""
@@ -151,8 +185,7 @@ class Collector:
         names = self.names
         thr_code = self._thr_code
         c = self.c
-        c_ts, c_dur, c_name, c_cat, c_thr = (c.ts.append, c.dur.append, c.name.append,
-                                             c.cat.append, c.thr.append)
+        c_ts, c_dur, c_name, c_cat, c_thr = (c.ts.append, c.dur.append, c.name.append, c.cat.append, c.thr.append)
         c_ext, c_cs, c_args = c.ext.append, c.cs.append, c.args.append
         intern = self._intern_args
         rt_args = _rt_args
@@ -199,7 +232,7 @@ class Collector:
                                 a = self._args(ev, rt_args)
                                 corr, ext = a.correlation, a.ext
                             c_args(-1)
-                            try:           # typed: int or None
+                            try:  # typed: int or None
                                 c_ext(NONE if ext is None else ext)
                             except OverflowError:
                                 c_ext(SIDE)
@@ -267,9 +300,10 @@ class Collector:
         dev = a.device if a.device is not None else ev.pid
         stream = a.stream if a.stream is not None else ev.tid
         g = self.g
-        if code is None:   # gpu_user_annotation: few, kept as records
-            self.gpu_annotations.append(GpuEvent(len(g), name, GPU_ANNOTATION, dev, stream, ts, dur,
-                                                 a.correlation, a.ext, a.nbytes))
+        if code is None:  # gpu_user_annotation: few, kept as records
+            self.gpu_annotations.append(
+                GpuEvent(len(g), name, GPU_ANNOTATION, dev, stream, ts, dur, a.correlation, a.ext, a.nbytes)
+            )
             return
         row = len(g.ts)
         if a.coll:
@@ -285,11 +319,11 @@ class Collector:
         g.cat.append(code)
         g.ds.append(self._code(self._ds_code, self.devstreams, (dev, stream)))
         corr, ext, nb = a.correlation, a.ext, a.nbytes
-        try:               # typed: int or None
+        try:  # typed: int or None
             g.corr.append(NONE if corr is None else corr)
             g.ext.append(NONE if ext is None else ext)
             g.nbytes.append(NONE if nb is None else nb)
-        except OverflowError:   # an id beyond int64: rare, take the exact path
+        except OverflowError:  # an id beyond int64: rare, take the exact path
             del g.corr[row:], g.ext[row:], g.nbytes[row:]
             self._put(g, "corr", row, corr, g.corr.append)
             self._put(g, "ext", row, ext, g.ext.append)
@@ -323,7 +357,7 @@ class Collector:
             d = self._lenient(ev)
         if not isinstance(d, dict):
             return -1, None, None
-        for k in SHAPE_KEYS:          # record_shapes fields are positional lists
+        for k in SHAPE_KEYS:  # record_shapes fields are positional lists
             if k in d and not isinstance(d[k], list):
                 d[k] = [d[k]]
                 self.repairs[NOT_A_LIST] += 1
@@ -351,7 +385,7 @@ class Collector:
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             try:
                 a = self._lenient(ev)
-            except BadInput:        # unreadable metadata args: names stay unknown
+            except BadInput:  # unreadable metadata args: names stay unknown
                 return
         if not isinstance(a, dict):
             return
@@ -363,6 +397,22 @@ class Collector:
             self.thread_names[(ev.pid, ev.tid)] = a.get("name", "")
 
 
-__all__ = ["Collector", "EVENT_DECODER", "CATS", "CPU_CATS", "GPU_CATS", "CpuColumns", "GpuColumns",
-           "Flows", "NOT_A_LIST", "C_CPU_OP", "C_USER_ANNOTATION", "C_RUNTIME", "C_DRIVER",
-           "C_PYTHON", "C_KERNEL", "C_MEMCPY", "C_MEMSET"]
+__all__ = [
+    "Collector",
+    "EVENT_DECODER",
+    "CATS",
+    "CPU_CATS",
+    "GPU_CATS",
+    "CpuColumns",
+    "GpuColumns",
+    "Flows",
+    "NOT_A_LIST",
+    "C_CPU_OP",
+    "C_USER_ANNOTATION",
+    "C_RUNTIME",
+    "C_DRIVER",
+    "C_PYTHON",
+    "C_KERNEL",
+    "C_MEMCPY",
+    "C_MEMSET",
+]

@@ -3,13 +3,26 @@
 ``deviceProperties`` only helps pick the GPU spec; a trace whose entries are garbage is
 still a trace, so bad entries and fields are ignored (and said so), never fatal.
 """
+
 from __future__ import annotations
 
 # deviceProperties fields the report reads, and the type each must have
-_INT_FIELDS = ("id", "numSms", "computeMajor", "computeMinor", "totalGlobalMem", "warpSize",
-               "maxThreadsPerBlock", "maxThreadsPerMultiprocessor", "regsPerBlock",
-               "regsPerMultiprocessor", "sharedMemPerBlock", "sharedMemPerMultiprocessor",
-               "maxSharedMemoryPerMultiProcessor", "sharedMemPerBlockOptin")
+_INT_FIELDS = (
+    "id",
+    "numSms",
+    "computeMajor",
+    "computeMinor",
+    "totalGlobalMem",
+    "warpSize",
+    "maxThreadsPerBlock",
+    "maxThreadsPerMultiprocessor",
+    "regsPerBlock",
+    "regsPerMultiprocessor",
+    "sharedMemPerBlock",
+    "sharedMemPerMultiprocessor",
+    "maxSharedMemoryPerMultiProcessor",
+    "sharedMemPerBlockOptin",
+)
 
 
 def _kind(v) -> str:
@@ -45,8 +58,7 @@ def check_meta(meta: dict) -> list[str]:
         out.append(f"deviceProperties: {bad_entries} entries that are not objects ignored")
     if bad_fields:
         shown = ", ".join(bad_fields[:5]) + (" ..." if len(bad_fields) > 5 else "")
-        out.append(f"deviceProperties: {len(bad_fields)} fields with a wrong type or a "
-                   f"negative value ignored: {shown}")
+        out.append(f"deviceProperties: {len(bad_fields)} fields with a wrong type or a negative value ignored: {shown}")
     meta["deviceProperties"] = kept
     return out
 

@@ -13,6 +13,7 @@ and ends on true event boundaries (so this code never runs on a clean trace):
 plus integers too large for 64 bits (a 5,000-digit annotation value) kept as their
 decimal text, so the report shows them and a perf model refuses them by name.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -38,8 +39,10 @@ def _fffd(exc: UnicodeDecodeError):
 codecs.register_error("perfreport.fffd", _fffd)
 
 # an escaped backslash (kept), a valid surrogate pair (kept), or a lone surrogate escape
-_SURR = re.compile(rb"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
-                   rb"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURR = re.compile(
+    rb"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    rb"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+)
 # a whole string (kept) or a non-finite literal outside strings
 _NONFIN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|-?Infinity|NaN')
 _NONFIN_ANY = re.compile(rb"Infinity|NaN")
@@ -64,6 +67,7 @@ def repair(doc: bytes, counts: Counter) -> bytes:
                 n += 1
                 return b"\\ufffd"
             return s
+
         doc = _SURR.sub(lone, doc)
         if n:
             counts[SURROGATE] += n
@@ -77,6 +81,7 @@ def repair(doc: bytes, counts: Counter) -> bytes:
                 return s
             k += 1
             return b"null"
+
         doc = _NONFIN.sub(null, doc)
         if k:
             counts[NONFINITE] += k
@@ -92,7 +97,7 @@ def loads_args(raw: bytes, counts: Counter):
     fixed = repair(bytes(raw), counts)
     try:
         return msgspec.json.decode(fixed)
-    except msgspec.ValidationError:          # an integer beyond 64 bits
+    except msgspec.ValidationError:  # an integer beyond 64 bits
         pass
     n = 0
 
@@ -104,6 +109,7 @@ def loads_args(raw: bytes, counts: Counter):
                 return v
         n += 1
         return s
+
     out = json.loads(fixed, parse_int=big)
     counts[BIGINT] += n
     return out

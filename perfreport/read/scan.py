@@ -12,12 +12,13 @@ The scan starts *between* events of the ``traceEvents`` array (depth 0). At dept
 blanks, ``,``, ``{`` (an event) and ``]`` (the array's end) may appear; anything else is an
 error at once, so a stream of garbage is refused at its first byte, not after a limit.
 """
+
 from __future__ import annotations
 
 import re
 
 _TOK = re.compile(rb'[\[\]{}"]')
-BRACKETS = _TOK           # the bytes that open or close a value ([ ] { } and the string quote)
+BRACKETS = _TOK  # the bytes that open or close a value ([ ] { } and the string quote)
 _GAP = re.compile(rb"[ \t\r\n,]*")
 _BLANKS = b" \t\r\n"
 
@@ -41,7 +42,7 @@ def string_end(buf, i: int, floor: int) -> int:
         if q < 0:
             return -1
         k = q - 1
-        while k >= floor and buf[k] == 0x5C:     # backslashes before the quote
+        while k >= floor and buf[k] == 0x5C:  # backslashes before the quote
             k -= 1
         if (q - 1 - k) % 2 == 0:
             return q + 1
@@ -68,7 +69,7 @@ class Scan:
     def __init__(self, start: int, record_starts: bool = False):
         self.i = start
         self.depth = 0
-        self.str_floor = -1          # >= 0: inside a string whose body resumes there
+        self.str_floor = -1  # >= 0: inside a string whose body resumes there
         self.last = start
         self.count = 0
         self.end = -1
@@ -104,14 +105,14 @@ class Scan:
                     if i >= n:
                         break
                     c = buf[i]
-                    if c == 0x7B:                     # '{': an event starts
+                    if c == 0x7B:  # '{': an event starts
                         self.ev_start = i
                         if self.starts is not None:
                             self.starts.append(i)
                         depth = 1
                         i += 1
                         continue
-                    if c == 0x5D:                     # ']': end of traceEvents
+                    if c == 0x5D:  # ']': end of traceEvents
                         self.end = i
                         break
                     raise ScanError(i, _unexpected(buf, i))
@@ -147,7 +148,7 @@ class Scan:
 
 
 def _unexpected(buf, i: int) -> str:
-    c = bytes(buf[i:i + 1])
+    c = bytes(buf[i : i + 1])
     shown = c.decode("latin-1") if 0x21 <= c[0] < 0x7F else f"\\x{c[0]:02x}"
     return f"unexpected '{shown}' between events (each traceEvents element must be an object)"
 

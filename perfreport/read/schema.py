@@ -6,18 +6,19 @@ runtime/driver calls, and the usual cpu_op keys for the interning fast path of
 :class:`~perfreport.read.kineto.Collector`). ``CATS`` gives each kept category its small
 integer code in the ``cat`` column.
 """
+
 from __future__ import annotations
 
 import msgspec
 
-from perfreport.events import (CPU_OP, DRIVER, KERNEL, MEMCPY, MEMSET, PYTHON, RUNTIME,
-                               USER_ANNOTATION)
+from perfreport.events import CPU_OP, DRIVER, KERNEL, MEMCPY, MEMSET, PYTHON, RUNTIME, USER_ANNOTATION
 
 Id = int | str
 
 
 class Ev(msgspec.Struct, array_like=False, gc=False):
     """One trace event; unknown keys are ignored, ``args`` stays raw until needed."""
+
     ph: str = ""
     cat: str = ""
     name: str = ""
@@ -54,6 +55,7 @@ class OpArgs(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     Volatile ids are decoded (or skipped); the other known keys stay raw bytes and form the
     interning key. Any other key makes decoding fail and the slow path handles the event.
     """
+
     ext: object = msgspec.field(default=None, name="External id")
     seq: object = msgspec.field(default=None, name="Sequence number")
     rf: _R = msgspec.field(default=_R(), name="Record function id")
@@ -74,8 +76,15 @@ decode_any = msgspec.json.decode
 encode = msgspec.json.encode
 
 # args keys that differ between otherwise identical ops; kept out of the interned dict
-VOLATILE = ("External id", "Ev Idx", "Record function id", "Sequence number",
-             "finished", "Python parent id", "Python id")
+VOLATILE = (
+    "External id",
+    "Ev Idx",
+    "Record function id",
+    "Sequence number",
+    "finished",
+    "Python parent id",
+    "Python id",
+)
 
 SHAPE_KEYS = ("Input Dims", "Input type", "Input Strides", "Concrete Inputs")
 NOT_A_LIST = "record_shapes fields (Input Dims, ...) that were not lists wrapped in one"
@@ -88,6 +97,22 @@ CPU_CATS = {CPU_OP, USER_ANNOTATION, RUNTIME, DRIVER}
 GPU_CATS = {KERNEL, MEMCPY, MEMSET}
 
 
-__all__ = ["Ev", "GpuArgs", "RtArgs", "OpArgs", "EVENT_DECODER", "CATS", "CPU_CATS", "GPU_CATS",
-           "NOT_A_LIST", "C_CPU_OP", "C_USER_ANNOTATION", "C_RUNTIME", "C_DRIVER", "C_PYTHON",
-           "C_KERNEL", "C_MEMCPY", "C_MEMSET"]
+__all__ = [
+    "Ev",
+    "GpuArgs",
+    "RtArgs",
+    "OpArgs",
+    "EVENT_DECODER",
+    "CATS",
+    "CPU_CATS",
+    "GPU_CATS",
+    "NOT_A_LIST",
+    "C_CPU_OP",
+    "C_USER_ANNOTATION",
+    "C_RUNTIME",
+    "C_DRIVER",
+    "C_PYTHON",
+    "C_KERNEL",
+    "C_MEMCPY",
+    "C_MEMSET",
+]

@@ -4,6 +4,7 @@ Accepts a path to ``.json`` or gzip-compressed JSON (detected by the magic bytes
 ``1f 8b``, not by the name) or ``-`` for standard input. Problems become
 :class:`~perfreport.errors.BadInput` with one line naming the input.
 """
+
 from __future__ import annotations
 
 import errno
@@ -24,13 +25,13 @@ class Source:
 
     def __init__(self, spec):
         self.stream: BinaryIO | None = None
-        if hasattr(spec, "read"):          # a binary file object (Python API)
+        if hasattr(spec, "read"):  # a binary file object (Python API)
             self.stream, spec = spec, "-"
             self.name = str(getattr(self.stream, "name", "<stream>"))
         else:
             self.name = "<stdin>" if spec == "-" else spec
         self.spec = spec
-        self.size: int | None = None     # None: a stream (stdin, FIFO, process substitution)
+        self.size: int | None = None  # None: a stream (stdin, FIFO, process substitution)
         self.gzip = False
         if spec != "-":
             try:
@@ -43,8 +44,7 @@ class Source:
                 self.size = st.st_size
                 if self.size == 0:
                     raise BadInput(spec, "file is empty")
-            elif not (stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode)
-                      or stat.S_ISSOCK(st.st_mode)):
+            elif not (stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode) or stat.S_ISSOCK(st.st_mode)):
                 raise BadInput(spec, "is not a regular file or a stream")
 
     def chunks(self, on_progress: Callable[[int], None] | None = None) -> Iterator[bytes]:
@@ -87,7 +87,7 @@ class Source:
         """Inflate gzip (concatenated members too) from the stream, ``CHUNK`` bytes of output
         at a time: a gzip bomb costs time, never memory (the splitter's limits end it)."""
         self.gzip = True
-        d = zlib.decompressobj(47)      # wbits 32+15: gzip header and trailer
+        d = zlib.decompressobj(47)  # wbits 32+15: gzip header and trailer
         consumed = len(head)
         data = head
         while True:
@@ -103,7 +103,7 @@ class Source:
                 if d.eof:
                     rest = d.unused_data
                     data = b""
-                    if rest.strip(b"\0"):              # another member follows
+                    if rest.strip(b"\0"):  # another member follows
                         d = zlib.decompressobj(47)
                         data = rest
                 if out:

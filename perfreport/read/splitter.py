@@ -15,6 +15,7 @@ The bytes before and after the array are kept and decoded as the top-level metad
 (``deviceProperties``, ``distributedInfo``, ``baseTimeNanoseconds`` ...; also
 :mod:`perfreport.read.envelope`), whatever the key order. Limits (each ends the read with one line naming the offset): see ``MAX_*``.
 """
+
 from __future__ import annotations
 
 import re
@@ -29,9 +30,9 @@ from perfreport.read.diagnose import ERR_AT, Diagnose
 from perfreport.read.envelope import MAX_PREFIX, ArrayEnvelope, MiB, mib
 from perfreport.read.scan import Scan, ScanError
 
-MAX_EVENT = 64 * MiB      # one event, or the blanks between two events
-MAX_SUFFIX = 64 * MiB     # bytes after the array's closing ]
-SLOW_AFTER = 4 * MiB      # undecoded bytes with no fast cut before the scanner takes over
+MAX_EVENT = 64 * MiB  # one event, or the blanks between two events
+MAX_SUFFIX = 64 * MiB  # bytes after the array's closing ]
+SLOW_AFTER = 4 * MiB  # undecoded bytes with no fast cut before the scanner takes over
 
 _WS_COMMA = re.compile(rb"[ \t\r\n]*,")
 _WS = re.compile(rb"[ \t\r\n]*")
@@ -46,7 +47,7 @@ class Split:
         self.n_batches = 0
         self.n_events = 0
         self.repairs: Counter = Counter()
-        self.first_repair: tuple[int, int] | None = None     # (event index, byte offset)
+        self.first_repair: tuple[int, int] | None = None  # (event index, byte offset)
 
     def warnings(self) -> list[str]:
         out = repair.lines(self.repairs)
@@ -66,10 +67,10 @@ class _Splitter(ArrayEnvelope, Diagnose):
         self.source = source
         self.split = split
         self.buf = bytearray()
-        self.base = 0            # absolute offset of buf[0]
-        self.pos = 0             # start of undecoded events (a boundary)
+        self.base = 0  # absolute offset of buf[0]
+        self.pos = 0  # start of undecoded events (a boundary)
         self.scan: Scan | None = None
-        self.end = -1            # index in buf of the array's ']' once found
+        self.end = -1  # index in buf of the array's ']' once found
 
     def fail(self, problem: str):
         raise BadInput(self.source, problem)
@@ -93,13 +94,15 @@ class _Splitter(ArrayEnvelope, Diagnose):
             buf += chunk
             if self.end >= 0:
                 if len(buf) - self.end > MAX_SUFFIX:
-                    self.fail(f"more than {mib(MAX_SUFFIX)} after the traceEvents array "
-                              f"(which ends at byte {self.base + self.end})")
+                    self.fail(
+                        f"more than {mib(MAX_SUFFIX)} after the traceEvents array "
+                        f"(which ends at byte {self.base + self.end})"
+                    )
                 continue
             yield from self.advance(final=False)
         if self.end < 0:
             yield from self.advance(final=True)
-        suffix = bytes(buf[self.end + 1:])
+        suffix = bytes(buf[self.end + 1 :])
         end_abs = self.base + self.end
         del buf[:]
         self.split.meta = self.decode_meta(prefix, suffix, end_abs)
@@ -118,7 +121,7 @@ class _Splitter(ArrayEnvelope, Diagnose):
                         return
                     break
                 if events is _RETRY and tries < FAST_RETRIES:
-                    tries += 1        # the cut was inside a nested object or a string
+                    tries += 1  # the cut was inside a nested object or a string
                     cut = _last_cut(buf, pos, cut - 1)
                     continue
                 self.scan = Scan(pos)
@@ -133,8 +136,13 @@ class _Splitter(ArrayEnvelope, Diagnose):
             sc.run(buf)
         except ScanError as exc:
             n = self.split.n_events + sc.count
-            where = (f"in traceEvents[{n}]" if sc.ev_start >= 0 else
-                     f"after traceEvents[{n - 1}]" if n else "before traceEvents[0]")
+            where = (
+                f"in traceEvents[{n}]"
+                if sc.ev_start >= 0
+                else f"after traceEvents[{n - 1}]"
+                if n
+                else "before traceEvents[0]"
+            )
             self.fail(f"invalid JSON at byte {self.base + exc.index} ({where}): {exc.problem}")
         progressed = sc.last > pos
         if progressed:
@@ -152,18 +160,23 @@ class _Splitter(ArrayEnvelope, Diagnose):
         if final:
             n = self.split.n_events
             if sc.ev_start >= 0:
-                self.fail(f"truncated JSON: the input ends inside traceEvents[{n}] "
-                          f"(which starts at byte {self.base + sc.ev_start})")
-            self.fail(f"truncated JSON: the traceEvents array is not closed "
-                      f"(the input ends after traceEvents[{n - 1}])" if n else
-                      "truncated JSON: the traceEvents array is not closed")
+                self.fail(
+                    f"truncated JSON: the input ends inside traceEvents[{n}] "
+                    f"(which starts at byte {self.base + sc.ev_start})"
+                )
+            self.fail(
+                f"truncated JSON: the traceEvents array is not closed (the input ends after traceEvents[{n - 1}])"
+                if n
+                else "truncated JSON: the traceEvents array is not closed"
+            )
         if len(buf) - pos > MAX_EVENT:
             n = self.split.n_events
             if sc.ev_start >= 0:
-                self.fail(f"traceEvents[{n}] (from byte {self.base + sc.ev_start}) is longer "
-                          f"than {mib(MAX_EVENT)}, the limit for one event")
-            self.fail(f"more than {mib(MAX_EVENT)} of blanks after byte {self.base + pos} "
-                      "with no event")
+                self.fail(
+                    f"traceEvents[{n}] (from byte {self.base + sc.ev_start}) is longer "
+                    f"than {mib(MAX_EVENT)}, the limit for one event"
+                )
+            self.fail(f"more than {mib(MAX_EVENT)} of blanks after byte {self.base + pos} with no event")
 
     def decode(self, pos: int, cut: int, fast: bool):
         """Events of ``buf[pos:cut]``. With ``fast`` (the cut may be wrong): ``_RETRY`` when
@@ -191,7 +204,7 @@ class _Splitter(ArrayEnvelope, Diagnose):
 
 
 _RETRY, _SLOW = object(), object()
-FAST_RETRIES = 8          # earlier cuts tried (one C decode each) before the Python scan
+FAST_RETRIES = 8  # earlier cuts tried (one C decode each) before the Python scan
 _NONFINITE_AT = (b"NaN", b"Inf", b"-In")
 
 
@@ -201,18 +214,17 @@ def _fast_verdict(doc: bytes, exc: Exception):
         return _SLOW
     msg = str(exc)
     m = ERR_AT.search(msg)
-    if m is None:                       # "truncated" (a cut inside a string), bad UTF-8
+    if m is None:  # "truncated" (a cut inside a string), bad UTF-8
         return _RETRY if "truncated" in msg else _SLOW
     k = int(m.group(1))
-    if k >= len(doc) - 1:               # at the ']' we appended: the cut was inside a value
+    if k >= len(doc) - 1:  # at the ']' we appended: the cut was inside a value
         return _RETRY
-    if "trailing characters" in msg or "surrogate" in msg or doc[k:k + 3] in _NONFINITE_AT:
-        return _SLOW                    # the array ended before the cut / something to repair
+    if "trailing characters" in msg or "surrogate" in msg or doc[k : k + 3] in _NONFINITE_AT:
+        return _SLOW  # the array ended before the cut / something to repair
     return None
 
 
-def iter_batches(chunks: Iterable[bytes], decoder: msgspec.json.Decoder, source: str,
-                 split: Split) -> Iterator[list]:
+def iter_batches(chunks: Iterable[bytes], decoder: msgspec.json.Decoder, source: str, split: Split) -> Iterator[list]:
     """Yield lists of decoded events; fill ``split.meta`` at the end."""
     return _Splitter(decoder, source, split).run(chunks)
 

@@ -21,6 +21,7 @@ With ``basis='achievable'`` the measured figures replace the peaks they cover; `
 says ``'achievable'`` only if at least one figure was replaced, so a report never claims a
 basis it did not use.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,8 @@ class GpuSpec:
     mem_bw_tbps: float | None
     peaks: dict[str, float]
     llc_bytes: int | None
-    basis: str = "peak"                      # 'peak' | 'achievable'
-    host_link_gbps: float | None = None      # host<->device link, GB/s (10^9 B/s) per direction
+    basis: str = "peak"  # 'peak' | 'achievable'
+    host_link_gbps: float | None = None  # host<->device link, GB/s (10^9 B/s) per direction
     sources: dict[str, str] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     match: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -145,10 +146,19 @@ def _from_doc(doc: dict, origin: str, basis: str) -> GpuSpec:
         host = float(host) if host is not None else None
     except (TypeError, ValueError):
         raise BadInput(origin, f"host_link_gbps must be a number, not {host!r}") from None
-    return GpuSpec(key=key, name=str(doc.get("name", key)), mem_bw_tbps=bw, peaks=peaks,
-                   llc_bytes=int(llc) if llc is not None else None, basis=used, host_link_gbps=host,
-                   sources=sources, aliases=tuple(doc.get("aliases", ())),
-                   match=doc.get("match", {}), interconnect=dict(doc.get("interconnect") or {}))
+    return GpuSpec(
+        key=key,
+        name=str(doc.get("name", key)),
+        mem_bw_tbps=bw,
+        peaks=peaks,
+        llc_bytes=int(llc) if llc is not None else None,
+        basis=used,
+        host_link_gbps=host,
+        sources=sources,
+        aliases=tuple(doc.get("aliases", ())),
+        match=doc.get("match", {}),
+        interconnect=dict(doc.get("interconnect") or {}),
+    )
 
 
 def _docs() -> list[tuple[Path, dict]]:
@@ -163,7 +173,7 @@ def list_archs() -> list[GpuSpec]:
 def load_arch(name_or_path: str, basis: str = "peak") -> GpuSpec:
     """A built-in GPU by key, name or alias (case-insensitive), or a JSON file in the same format."""
     p = Path(name_or_path)
-    is_file = p.exists() and not p.is_dir()      # a FIFO / <(...) works too
+    is_file = p.exists() and not p.is_dir()  # a FIFO / <(...) works too
     if name_or_path.endswith(".json") or is_file:
         if not is_file:
             raise BadInput(name_or_path, "GPU spec file not found")
@@ -211,8 +221,11 @@ def _by_fingerprint(props: dict) -> GpuSpec | None:
         if not fb:
             continue
         lo, hi = fb.get("mem_gib", [0, float("inf")])
-        if (fb.get("compute_major"), fb.get("compute_minor"), fb.get("num_sms")) == (major, minor, sms) \
-                and lo <= mem_gib <= hi:
+        if (fb.get("compute_major"), fb.get("compute_minor"), fb.get("num_sms")) == (
+            major,
+            minor,
+            sms,
+        ) and lo <= mem_gib <= hi:
             return _from_doc(doc, str(path), "peak")
     return None
 
@@ -231,8 +244,7 @@ def detect_arch(device_properties: list[dict] | None) -> GpuSpec | None:
     return None
 
 
-def roofline(spec: GpuSpec, flops: float, bytes: float, compute_spec: str
-             ) -> tuple[float | None, str | None]:
+def roofline(spec: GpuSpec, flops: float, bytes: float, compute_spec: str) -> tuple[float | None, str | None]:
     """(roofline time in µs, 'compute' | 'memory'): max(flops / peak, bytes / bandwidth).
     (None, None) when the spec lacks ``compute_spec`` or a bandwidth."""
     peak = spec.peaks.get(compute_spec)
@@ -245,5 +257,4 @@ def roofline(spec: GpuSpec, flops: float, bytes: float, compute_spec: str
     return t_memory * 1e6, "memory"
 
 
-__all__ = ["GpuSpec", "list_archs", "load_arch", "detect_arch", "detect_arch_from_name",
-           "roofline", "DATA_DIR"]
+__all__ = ["GpuSpec", "list_archs", "load_arch", "detect_arch", "detect_arch_from_name", "roofline", "DATA_DIR"]

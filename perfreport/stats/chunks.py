@@ -23,6 +23,7 @@ The trace gives sums only, so :func:`window_group` returns the point value and b
   R*f(sq/R) with f(n) = sum_{j=1..n} min(j, W) (convex, so the equal split is the minimum;
   a query sees at least the keys of a sequence that starts with its chunk).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -40,8 +41,7 @@ def chunk_stats(op) -> dict[str, Any]:
     """
     it = op.perf_meta.get("iteration")
     if not it:
-        raise ModelError(f"{op.name}: no iteration annotation contains this op "
-                         "(chunk statistics unknown)")
+        raise ModelError(f"{op.name}: no iteration annotation contains this op (chunk statistics unknown)")
     if it.get("missing"):
         raise ModelError(str(it["missing"]))
     try:
@@ -79,8 +79,7 @@ def _f(n: float, w: int) -> float:
     return w * (w + 1) / 2 + (n - w) * w
 
 
-def window_group(sq: int, sk: int, sqsq: int, sqsk: int, reqs: int | None, window: int,
-                 decode: bool) -> WindowGroup:
+def window_group(sq: int, sk: int, sqsq: int, sqsk: int, reqs: int | None, window: int, decode: bool) -> WindowGroup:
     """Keys and pairs of one group (see the module doc). ``reqs`` None: taken as sq (the
     most requests sq new tokens can be, which gives the largest window union)."""
     full_pairs = float(sqsk) if decode else sqsk - sqsq / 2

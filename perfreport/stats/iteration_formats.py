@@ -17,6 +17,7 @@ turns a match into the statistics dict the inference-attention models read:
 
 Adding an engine's format is one :func:`register_format` call.
 """
+
 from __future__ import annotations
 
 import re
@@ -65,7 +66,7 @@ def parse_iteration(annotation: str) -> dict | None:
         if m is None:
             continue
         raw = fmt.convert(m)
-        if raw is None:             # the converter refused a near miss
+        if raw is None:  # the converter refused a near miss
             continue
         out: dict = {k: raw.get(k) for k in STAT_KEYS}
         out["c_reqs"] = raw.get("c_reqs")
@@ -76,8 +77,7 @@ def parse_iteration(annotation: str) -> dict | None:
         out["annotation"] = annotation
         unknown = [k for k in STAT_KEYS if out[k] is None]
         if unknown:
-            out["missing"] = raw.get("missing") or (
-                f"annotation has no {', '.join(unknown)} ({fmt.name} format)")
+            out["missing"] = raw.get("missing") or (f"annotation has no {', '.join(unknown)} ({fmt.name} format)")
         return out
     return None
 
@@ -89,7 +89,7 @@ def is_complete(stats: dict | None) -> bool:
 # ---------------------------------------------------------------------------------
 # The formats
 # ---------------------------------------------------------------------------------
-_STEP = r"(?:execute_(\d+)_|execute_)"      # optional "<T>_": tokens scheduled this step
+_STEP = r"(?:execute_(\d+)_|execute_)"  # optional "<T>_": tokens scheduled this step
 _GROUP = r"\(([0-9a-z_]*)\)"
 _DETAILED = re.compile(r"sq(\d+)sk(\d+)sqsq(\d+)sqsk(\d+)")
 _COMPACT = re.compile(r"(\d+)_(\d+)")
@@ -114,9 +114,16 @@ def group_from_sums(prefix: str, reqs: int, sq: int, sk: int) -> dict:
     elif sq == reqs:
         out.update({f"{prefix}_sqsq": sq, f"{prefix}_sqsk": sk})
     else:
-        out.update({f"{prefix}_sqsq": sq * sq // reqs, f"{prefix}_sqsk": sq * sk // reqs,
-                    "estimated": {f"{prefix}_sqsq": (sq * sq // reqs, (sq - reqs + 1) ** 2 + reqs - 1),
-                                  f"{prefix}_sqsk": (sq * sq // reqs, sq * sk)}})
+        out.update(
+            {
+                f"{prefix}_sqsq": sq * sq // reqs,
+                f"{prefix}_sqsk": sq * sk // reqs,
+                "estimated": {
+                    f"{prefix}_sqsq": (sq * sq // reqs, (sq - reqs + 1) ** 2 + reqs - 1),
+                    f"{prefix}_sqsk": (sq * sq // reqs, sq * sk),
+                },
+            }
+        )
     return out
 
 
@@ -125,15 +132,14 @@ def _group(prefix: str, reqs: int, text: str) -> tuple[str, dict] | None:
     m = _DETAILED.fullmatch(text)
     if m:
         sq, sk, sqsq, sqsk = (int(x) for x in m.groups())
-        return "detailed", {f"{prefix}_sq": sq, f"{prefix}_sk": sk, f"{prefix}_sqsq": sqsq,
-                            f"{prefix}_sqsk": sqsk}
+        return "detailed", {f"{prefix}_sq": sq, f"{prefix}_sk": sk, f"{prefix}_sqsq": sqsq, f"{prefix}_sqsk": sqsk}
     m = _COMPACT.fullmatch(text)
     if m:
         return "compact", group_from_sums(prefix, reqs, int(m.group(1)), int(m.group(2)))
     if _NATIVE.fullmatch(text):
         sq = int(text)
         out = {f"{prefix}_sq": sq}
-        if reqs == 0 or sq == 0:        # an empty group is fully known
+        if reqs == 0 or sq == 0:  # an empty group is fully known
             out.update({f"{prefix}_sk": 0, f"{prefix}_sqsq": 0, f"{prefix}_sqsk": 0})
         return "native", out
     return None
@@ -159,8 +165,7 @@ def _vllm_execute(m: re.Match[str]) -> dict | None:
     kinds = {c[0], g[0]}
     est = {**c[1].pop("estimated", {}), **g[1].pop("estimated", {})}
     out = {"c_reqs": int(cr), "g_reqs": int(gr), **c[1], **g[1]}
-    out["format"] = ("vLLM native" if "native" in kinds else
-                     "vLLM compact" if "compact" in kinds else "vLLM detailed")
+    out["format"] = "vLLM native" if "native" in kinds else "vLLM compact" if "compact" in kinds else "vLLM detailed"
     if est:
         out["estimated"] = est
     if any(k not in out for k in STAT_KEYS):
@@ -184,15 +189,29 @@ def _sglang_step(m: re.Match[str]) -> dict:
         toks = kv.get("toks", bs)
         out = dict(zero, c_reqs=0, g_reqs=bs, g_sq=toks)
         if toks == bs:
-            out["g_sqsq"] = bs          # every request adds exactly one token
+            out["g_sqsq"] = bs  # every request adds exactly one token
         out["missing"] = "annotation has no sk (SGLang step[DECODE] format)"
         return out
     if mode == "EXTEND" and "toks" in kv:
-        return {"c_reqs": bs, "c_sq": kv["toks"], "g_reqs": 0, "g_sq": 0, "g_sk": 0,
-                "g_sqsq": 0, "g_sqsk": 0,
-                "missing": "annotation has no sk or per-request lengths (SGLang step[EXTEND] format)"}
+        return {
+            "c_reqs": bs,
+            "c_sq": kv["toks"],
+            "g_reqs": 0,
+            "g_sq": 0,
+            "g_sk": 0,
+            "g_sqsq": 0,
+            "g_sqsk": 0,
+            "missing": "annotation has no sk or per-request lengths (SGLang step[EXTEND] format)",
+        }
     return {"missing": f"SGLang step[{mode}] annotation carries no chunk statistics"}
 
 
-__all__ = ["STAT_KEYS", "group_from_sums", "IterationFormat", "FORMATS", "register_format", "parse_iteration",
-           "is_complete"]
+__all__ = [
+    "STAT_KEYS",
+    "group_from_sums",
+    "IterationFormat",
+    "FORMATS",
+    "register_format",
+    "parse_iteration",
+    "is_complete",
+]

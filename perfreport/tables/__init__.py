@@ -3,6 +3,7 @@
 Perf sheets (``unified_perf_summary`` and one sheet per perf category) are built by
 :mod:`perfreport.tables.perf` from the models in :mod:`perfreport.models.registry`.
 """
+
 from __future__ import annotations
 
 from perfreport.tables.conservation import check_conservation, check_total
@@ -12,14 +13,16 @@ from perfreport.tables.ops import ops_summary, ops_summary_by_category, ops_uniq
 from perfreport.tables.sheet import Sheet
 from perfreport.tables.timeline import gpu_timeline
 
-def build_sheets(tree, *, short_kernel_us: float = 10.0, include_unlinked: bool = True,
-                 spec=None, perf: bool = True) -> list[Sheet]:
-    return build_tables(tree, short_kernel_us=short_kernel_us, include_unlinked=include_unlinked,
-                        spec=spec, perf=perf)[0]
+
+def build_sheets(
+    tree, *, short_kernel_us: float = 10.0, include_unlinked: bool = True, spec=None, perf: bool = True
+) -> list[Sheet]:
+    return build_tables(tree, short_kernel_us=short_kernel_us, include_unlinked=include_unlinked, spec=spec, perf=perf)[
+        0
+    ]
 
 
-def build_tables(tree, *, short_kernel_us: float = 10.0, include_unlinked: bool = True,
-                 spec=None, perf: bool = True):
+def build_tables(tree, *, short_kernel_us: float = 10.0, include_unlinked: bool = True, spec=None, perf: bool = True):
     """(sheets, coverage): the report's sheets and its :class:`~perfreport.tables.coverage.Coverage`
     (None when ``perf`` is False)."""
     times = OpTimes(tree)
@@ -37,9 +40,10 @@ def build_tables(tree, *, short_kernel_us: float = 10.0, include_unlinked: bool 
     coverage = None
     if perf:
         from perfreport.tables.perf import perf_tables
+
         perf_s, coverage = perf_tables(tree, times, spec)
         sheets.extend(perf_s)
-    check_conservation(sheets, tree)     # every GPU event counted once, or InternalError
+    check_conservation(sheets, tree)  # every GPU event counted once, or InternalError
     if coverage is not None and tree.gpu:
         check_total("coverage split", coverage.parts_us, gpu_time(tree))
     return sheets, coverage

@@ -4,13 +4,22 @@ One row per (flag, perf row), sorted by the perf row's time, so what would chang
 most comes first; :func:`audit_totals` sums the time per flag tag. Rows with several flags
 appear once per flag (the totals per tag may therefore add to more than the GPU time).
 """
+
 from __future__ import annotations
 
 from perfreport.tables.flags import split_flags, tag_of
 from perfreport.tables.sheet import PCT, US, Sheet
 
-COLUMNS = ["flag", "time affected (µs)", "percent of total (%)", "name", "input dims", "count",
-           "roofline max (%)", "detail"]
+COLUMNS = [
+    "flag",
+    "time affected (µs)",
+    "percent of total (%)",
+    "name",
+    "input dims",
+    "count",
+    "roofline max (%)",
+    "detail",
+]
 
 
 def audit_sheet(unified: Sheet) -> Sheet:
@@ -21,16 +30,30 @@ def audit_sheet(unified: Sheet) -> Sheet:
     for r in recs:
         t = r.get("time sum (µs)") or 0.0
         for f in split_flags(r.get("flags")):
-            rows.append({"flag": tag_of(f), "time affected (µs)": t,
-                         "percent of total (%)": 100.0 * t / total if total else 0.0,
-                         "name": r.get("name"), "input dims": r.get("input dims"), "count": r.get("count"),
-                         "roofline max (%)": r.get("roofline max (%)"),
-                         "detail": f.split(":", 1)[1].strip() if ":" in f else f})
+            rows.append(
+                {
+                    "flag": tag_of(f),
+                    "time affected (µs)": t,
+                    "percent of total (%)": 100.0 * t / total if total else 0.0,
+                    "name": r.get("name"),
+                    "input dims": r.get("input dims"),
+                    "count": r.get("count"),
+                    "roofline max (%)": r.get("roofline max (%)"),
+                    "detail": f.split(":", 1)[1].strip() if ":" in f else f,
+                }
+            )
     rows.sort(key=lambda x: -x["time affected (µs)"])
-    notes = [f"{tag}: {n} row(s), {t:,.1f} µs ({100.0 * t / total if total else 0.0:.1f}% of the time)"
-             for tag, (n, t) in audit_totals(rows).items()]
-    return Sheet.from_records("audit", rows, COLUMNS, {"time affected (µs)": US, "percent of total (%)": PCT,
-                                                       "roofline max (%)": PCT, "count": "0"}, notes)
+    notes = [
+        f"{tag}: {n} row(s), {t:,.1f} µs ({100.0 * t / total if total else 0.0:.1f}% of the time)"
+        for tag, (n, t) in audit_totals(rows).items()
+    ]
+    return Sheet.from_records(
+        "audit",
+        rows,
+        COLUMNS,
+        {"time affected (µs)": US, "percent of total (%)": PCT, "roofline max (%)": PCT, "count": "0"},
+        notes,
+    )
 
 
 def audit_totals(rows: list[dict]) -> dict[str, tuple[int, float]]:

@@ -15,6 +15,7 @@ on one stream counted once, see :mod:`perfreport.tables.op_times`):
 all to :data:`REL_TOL` relative. :func:`check_total` is the one comparison, for other
 sheets' splits (e.g. a coverage statement) to reuse.
 """
+
 from __future__ import annotations
 
 from perfreport.errors import InternalError
@@ -28,8 +29,10 @@ def check_total(what: str, got: float, want: float, rel: float = REL_TOL) -> Non
     (absolute 1e-9 µs near zero)."""
     diff = got - want
     if abs(diff) > max(rel * max(abs(got), abs(want)), 1e-9):
-        raise InternalError(f"conservation check failed: {what} sums to {got:.6f} µs, expected "
-                            f"{want:.6f} µs (difference {diff:+.6f} µs)")
+        raise InternalError(
+            f"conservation check failed: {what} sums to {got:.6f} µs, expected "
+            f"{want:.6f} µs (difference {diff:+.6f} µs)"
+        )
 
 
 def _column_sum(sheet, column: str, skip=None) -> float:
@@ -46,6 +49,7 @@ def check_conservation(sheets, tree) -> None:
     if not tree.gpu:
         return
     from perfreport.tables.ops import UNLINKED
+
     by = {s.name: s for s in sheets}
     total = kernel_time(tree.gpu)
     unlinked = kernel_time([g for g in tree.gpu if g.launcher is None])
@@ -58,8 +62,7 @@ def check_conservation(sheets, tree) -> None:
     s = by.get("ops_summary")
     if s is not None:
         col = "direct kernel time (µs)"
-        check_total("ops_summary direct time of ops", _column_sum(s, col, skip=UNLINKED),
-                    total - unlinked)
+        check_total("ops_summary direct time of ops", _column_sum(s, col, skip=UNLINKED), total - unlinked)
         check_total("ops_summary direct time", _column_sum(s, col), total)
     s = by.get("ops_summary_by_category")
     if s is not None:

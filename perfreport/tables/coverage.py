@@ -31,6 +31,7 @@ This statement is the report's only statement of coverage: the console summary, 
 sheet, the HTML page, ``--format json`` and ``Report.to_dict`` all print :meth:`Coverage.lines`
 / :meth:`Coverage.to_dict` of the same object (tests/writers/test_summary.py compares them).
 """
+
 from __future__ import annotations
 
 import re
@@ -42,7 +43,7 @@ GRAPH_LAUNCH = re.compile(r"(hip|cuda|cu)GraphLaunch")
 GRAPH_CATEGORY = "graph replay"
 NO_CAPTURE = "graph replay without a capture trace: shapes unknown"
 UNMATCHED = "graph replay kernels the capture trace did not match: shapes unknown"
-GRAPH_HINT = "give --graph-capture"      # beside the graph-replay share when no capture was given
+GRAPH_HINT = "give --graph-capture"  # beside the graph-replay share when no capture was given
 
 
 def is_graph_launch(op) -> bool:
@@ -85,11 +86,11 @@ class Coverage:
     modelled_us: float = 0.0
     communication_us: float = 0.0
     memcpy_us: float = 0.0
-    unmodelled_us: dict[str, float] = field(default_factory=dict)   # reason -> µs
-    model_errors: dict[str, float] = field(default_factory=dict)    # error text -> µs
-    top_unmodelled: list[dict] = field(default_factory=list)        # name, reason, time (µs), percent
+    unmodelled_us: dict[str, float] = field(default_factory=dict)  # reason -> µs
+    model_errors: dict[str, float] = field(default_factory=dict)  # error text -> µs
+    top_unmodelled: list[dict] = field(default_factory=list)  # name, reason, time (µs), percent
     basis: str = "GPU time"
-    hints: dict[str, str] = field(default_factory=dict)             # reason -> what would model it
+    hints: dict[str, str] = field(default_factory=dict)  # reason -> what would model it
 
     @property
     def unmodelled_total_us(self) -> float:
@@ -114,10 +115,12 @@ class Coverage:
         if not self.total_us:
             return f"coverage: {who + ' has ' if who else ''}no {self.basis} to cover"
         whose = f"{who}'s " if who else ""
-        return (f"coverage of {whose}{self.total_us:,.1f} µs {self.basis}: modelled {self.modelled_pct:.1f}%"
-                f", communication {self.pct(self.communication_us):.1f}%"
-                f", memcpy/memset {self.pct(self.memcpy_us):.1f}%"
-                f", unmodelled {self.pct(self.unmodelled_total_us):.1f}%")
+        return (
+            f"coverage of {whose}{self.total_us:,.1f} µs {self.basis}: modelled {self.modelled_pct:.1f}%"
+            f", communication {self.pct(self.communication_us):.1f}%"
+            f", memcpy/memset {self.pct(self.memcpy_us):.1f}%"
+            f", unmodelled {self.pct(self.unmodelled_total_us):.1f}%"
+        )
 
     def lines(self, shorten=None) -> list[str]:
         """The statement as plain text lines (console summary, notes sheet).
@@ -129,16 +132,24 @@ class Coverage:
             return out
         by = sorted(((t, r) for r, t in self.unmodelled_us.items() if t > 0), reverse=True)
         if by:
-            out.append("coverage: unmodelled by reason: " + "; ".join(
-                f"{r} {self.pct(t):.1f}% ({t:,.1f} µs{'; ' + self.hints[r] if r in self.hints else ''})"
-                for t, r in by))
+            out.append(
+                "coverage: unmodelled by reason: "
+                + "; ".join(
+                    f"{r} {self.pct(t):.1f}% ({t:,.1f} µs{'; ' + self.hints[r] if r in self.hints else ''})"
+                    for t, r in by
+                )
+            )
         errs = sorted(((t, e) for e, t in self.model_errors.items()), reverse=True)[:TOP]
         if errs:
             out.append("coverage: model errors: " + "; ".join(f"{e} ({t:,.1f} µs)" for t, e in errs))
         if self.top_unmodelled:
-            out.append("coverage: top unmodelled ops: " + "; ".join(
-                f"{shorten(r['name']) if shorten else r['name']} {r['time (µs)']:,.1f} µs ({r['reason']})"
-                for r in self.top_unmodelled))
+            out.append(
+                "coverage: top unmodelled ops: "
+                + "; ".join(
+                    f"{shorten(r['name']) if shorten else r['name']} {r['time (µs)']:,.1f} µs ({r['reason']})"
+                    for r in self.top_unmodelled
+                )
+            )
         return out
 
     def text(self) -> str:
@@ -146,22 +157,33 @@ class Coverage:
         return " | ".join(self.lines())
 
     def to_dict(self) -> dict:
-        return {"basis": self.basis, "total (µs)": self.total_us, "modelled (µs)": self.modelled_us,
-                "modelled (%)": self.modelled_pct, "communication (µs)": self.communication_us,
-                "memcpy/memset (µs)": self.memcpy_us,
-                "unmodelled (µs)": dict(self.unmodelled_us),
-                "model errors (µs)": dict(self.model_errors),
-                "top unmodelled": [dict(r) for r in self.top_unmodelled],
-                "hints": dict(self.hints)}
+        return {
+            "basis": self.basis,
+            "total (µs)": self.total_us,
+            "modelled (µs)": self.modelled_us,
+            "modelled (%)": self.modelled_pct,
+            "communication (µs)": self.communication_us,
+            "memcpy/memset (µs)": self.memcpy_us,
+            "unmodelled (µs)": dict(self.unmodelled_us),
+            "model errors (µs)": dict(self.model_errors),
+            "top unmodelled": [dict(r) for r in self.top_unmodelled],
+            "hints": dict(self.hints),
+        }
 
 
 def coverage_from_dict(d: dict) -> Coverage:
     """The :class:`Coverage` that :meth:`Coverage.to_dict` wrote (a multi-rank worker sends it)."""
-    return Coverage(total_us=d["total (µs)"], modelled_us=d["modelled (µs)"],
-                    communication_us=d["communication (µs)"], memcpy_us=d["memcpy/memset (µs)"],
-                    unmodelled_us=dict(d["unmodelled (µs)"]), model_errors=dict(d["model errors (µs)"]),
-                    top_unmodelled=[dict(r) for r in d["top unmodelled"]], basis=d["basis"],
-                    hints=dict(d.get("hints", {})))
+    return Coverage(
+        total_us=d["total (µs)"],
+        modelled_us=d["modelled (µs)"],
+        communication_us=d["communication (µs)"],
+        memcpy_us=d["memcpy/memset (µs)"],
+        unmodelled_us=dict(d["unmodelled (µs)"]),
+        model_errors=dict(d["model errors (µs)"]),
+        top_unmodelled=[dict(r) for r in d["top unmodelled"]],
+        basis=d["basis"],
+        hints=dict(d.get("hints", {})),
+    )
 
 
 def merge_coverage(covs: list[Coverage], basis: str) -> Coverage:
@@ -233,7 +255,28 @@ def build_coverage(rows: list[dict], *, has_gpu: bool = True, hints: dict | None
     return cov
 
 
-__all__ = ["Coverage", "build_coverage", "coverage_from_dict", "merge_coverage", "row_parts", "REASONS", "MODELLED", "COMM", "MEMCPY",
-           "NO_MODEL", "MODEL_ERROR", "NO_ROOFLINE", "GRAPH", "UNLINKED", "ANNOTATION", "OUTSIDE",
-           "GRAPH_CATEGORY", "NO_CAPTURE", "UNMATCHED", "is_graph_launch", "split_graph_kernels",
-           "graph_reason", "GRAPH_HINT"]
+__all__ = [
+    "Coverage",
+    "build_coverage",
+    "coverage_from_dict",
+    "merge_coverage",
+    "row_parts",
+    "REASONS",
+    "MODELLED",
+    "COMM",
+    "MEMCPY",
+    "NO_MODEL",
+    "MODEL_ERROR",
+    "NO_ROOFLINE",
+    "GRAPH",
+    "UNLINKED",
+    "ANNOTATION",
+    "OUTSIDE",
+    "GRAPH_CATEGORY",
+    "NO_CAPTURE",
+    "UNMATCHED",
+    "is_graph_launch",
+    "split_graph_kernels",
+    "graph_reason",
+    "GRAPH_HINT",
+]

@@ -18,6 +18,7 @@ joins them with ``" | "`` and is empty when nothing is odd. Tags:
 * ``host link`` -- a host<->device copy, judged against the spec's host-link bandwidth
   (``host_link_gbps``), not HBM.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,15 +30,15 @@ from perfreport.events import MEMCPY
 
 ABOVE, BIMODAL, ASSUMPTION, HOST_LINK = "above roofline", "bimodal", "assumption", "host link"
 TAGS = (ABOVE, BIMODAL, ASSUMPTION, HOST_LINK)
-SEP = " | "                # between the flags of one cell (a flag's own details use "; ")
+SEP = " | "  # between the flags of one cell (a flag's own details use "; ")
 
 # memcpy names as CUPTI / roctracer write them: "Memcpy HtoD (Pageable -> Device)", "Memcpy DtoH
 # (Device -> Pinned)"; device-to-device copies ("Memcpy DtoD (Device -> Device)") stay on HBM.
 _HOST_RX = re.compile(r"HtoD|DtoH|HtoH|Host|Pinned|Pageable")
 
-BIMODAL_RATIO = 1.5        # gap between the clusters: fastest slow instance / slowest fast one
-BIMODAL_MIN_SHARE = 0.1    # each cluster holds at least this share of the instances (and >= 2)
-_EPS_US = 1e-3             # 1 ns: touching intervals do not overlap
+BIMODAL_RATIO = 1.5  # gap between the clusters: fastest slow instance / slowest fast one
+BIMODAL_MIN_SHARE = 0.1  # each cluster holds at least this share of the instances (and >= 2)
+_EPS_US = 1e-3  # 1 ns: touching intervals do not overlap
 
 
 def is_host_copy(g) -> bool:
@@ -68,19 +69,19 @@ def cross_stream_overlap_us(gpu_events) -> dict:
         n = len(evs)
         s = np.fromiter((g.ts for g in evs), dtype=np.float64, count=n)
         e = s + np.fromiter((g.dur for g in evs), dtype=np.float64, count=n)
-        t0 = s.min()                       # relative µs: absolute ts near 1e15 lose sub-µs digits
+        t0 = s.min()  # relative µs: absolute ts near 1e15 lose sub-µs digits
         s, e = s - t0, e - t0
         code: dict = {}
         sid = np.fromiter((code.setdefault(g.stream, len(code)) for g in evs), dtype=np.int64, count=n)
         ms, me = _merged_per_stream(sid, s, e)
         pts = np.concatenate((ms, me))
         delta = np.concatenate((np.ones(ms.size, np.int64), -np.ones(me.size, np.int64)))
-        o = np.lexsort((delta, pts))       # at one instant ends (-1) before starts: touching is no overlap
+        o = np.lexsort((delta, pts))  # at one instant ends (-1) before starts: touching is no overlap
         pts, busy = pts[o], np.cumsum(delta[o])
-        in_m = np.append(busy[:-1] >= 2, False)    # segment [pts[k], pts[k+1]) lies in M
+        in_m = np.append(busy[:-1] >= 2, False)  # segment [pts[k], pts[k+1]) lies in M
         cum = np.concatenate(([0.0], np.cumsum(np.where(in_m[:-1], np.diff(pts), 0.0))))
 
-        def m_upto(x):                     # length of M before x (x >= pts[0]: its stream's start)
+        def m_upto(x):  # length of M before x (x >= pts[0]: its stream's start)
             k = np.maximum(np.searchsorted(pts, x, side="right") - 1, 0)
             return cum[k] + np.where(in_m[k], x - pts[k], 0.0)
 
@@ -99,7 +100,7 @@ def _merged_per_stream(sid, s, e):
     for a, b in _runs(sid):
         run_end[a:b] = np.maximum.accumulate(e[a:b])
         new = np.ones(b - a, dtype=bool)
-        new[1:] = s[a + 1:b] > run_end[a:b - 1]          # a gap before it: a new merged interval
+        new[1:] = s[a + 1 : b] > run_end[a : b - 1]  # a gap before it: a new merged interval
         first = np.flatnonzero(new) + a
         last = np.append(first[1:] - 1, b - 1)
         starts.append(s[first])
@@ -135,7 +136,7 @@ def bimodal_cut(times) -> float | None:
     if n < 2 * m:
         return None
     s = np.sort(np.asarray(times, dtype=np.float64))
-    lo, hi = s[m - 1:n - m], s[m:n - m + 1]          # pairs (s[i], s[i+1]) with m <= i+1 <= n-m
+    lo, hi = s[m - 1 : n - m], s[m : n - m + 1]  # pairs (s[i], s[i+1]) with m <= i+1 <= n-m
     ok = lo > 0
     if not ok.any():
         return None
@@ -161,14 +162,26 @@ def split_key(times, sigs, parity, cut: float):
 def bimodal_text(times, cut: float) -> str:
     t = np.asarray(times, dtype=np.float64)
     fast, slow = t[t <= cut], t[t > cut]
-    return (f"{BIMODAL}: {len(fast)} instances near {np.median(fast):.3g} µs and {len(slow)} near "
-            f"{np.median(slow):.3g} µs")
+    return (
+        f"{BIMODAL}: {len(fast)} instances near {np.median(fast):.3g} µs and {len(slow)} near {np.median(slow):.3g} µs"
+    )
 
 
-def above_roofline_causes(*, n_above: int, n: int, nbytes: float | None, llc_bytes: int | None,
-                          category: str, bound: str | None, above_us: float = 0.0,
-                          overlap_us: float = 0.0, excess_us: float = 0.0,
-                          pct_min: float | None, assumptions: list[str], model: str) -> str:
+def above_roofline_causes(
+    *,
+    n_above: int,
+    n: int,
+    nbytes: float | None,
+    llc_bytes: int | None,
+    category: str,
+    bound: str | None,
+    above_us: float = 0.0,
+    overlap_us: float = 0.0,
+    excess_us: float = 0.0,
+    pct_min: float | None,
+    assumptions: list[str],
+    model: str,
+) -> str:
     """The ``above roofline`` flag: how many instances, and every likely cause that applies.
 
     ``above_us``: measured time of the instances above 100%; ``overlap_us``: the part of it
@@ -176,17 +189,25 @@ def above_roofline_causes(*, n_above: int, n: int, nbytes: float | None, llc_byt
     time − measured time) over them. Overlap is a cause only under :func:`overlap_explains`."""
     causes = []
     if "attention" in category.lower() or category.startswith("SDPA"):
-        causes.append("attention with a sliding window, sparsity or KV-cache reuse the model "
-                      "does not know (it charges the full context)")
+        causes.append(
+            "attention with a sliding window, sparsity or KV-cache reuse the model "
+            "does not know (it charges the full context)"
+        )
     if nbytes is not None and llc_bytes and nbytes <= llc_bytes:
-        causes.append(f"operands ({nbytes / 1e6:.3g} MB per call) fit in the "
-                      f"{llc_bytes / 2**20:.0f} MiB last-level cache: hits beat the HBM roofline")
+        causes.append(
+            f"operands ({nbytes / 1e6:.3g} MB per call) fit in the "
+            f"{llc_bytes / 2**20:.0f} MiB last-level cache: hits beat the HBM roofline"
+        )
     share = overlap_us / above_us if above_us > 0 else 0.0
-    overlap = (f"{100 * share:.0f}% of the above-roofline time ({overlap_us:,.1f} of {above_us:,.1f} µs) "
-               f"ran while other streams were busy")
+    overlap = (
+        f"{100 * share:.0f}% of the above-roofline time ({overlap_us:,.1f} of {above_us:,.1f} µs) "
+        f"ran while other streams were busy"
+    )
     if overlap_explains(overlap_us=overlap_us, excess_us=excess_us):
-        causes.append(f"{overlap}, enough to cover the {excess_us:,.1f} µs by which it beats the "
-                      "roofline: the per-call time does not isolate its traffic")
+        causes.append(
+            f"{overlap}, enough to cover the {excess_us:,.1f} µs by which it beats the "
+            "roofline: the per-call time does not isolate its traffic"
+        )
     if assumptions and pct_min is not None and pct_min <= 100.0:
         causes.append(f"within roofline at the assumption's lower bound ({pct_min:.0f}%)")
     if not causes:
@@ -219,6 +240,23 @@ def split_flags(cell: str | None) -> list[str]:
     return cell.split(SEP) if cell else []
 
 
-__all__ = ["ABOVE", "BIMODAL", "ASSUMPTION", "HOST_LINK", "TAGS", "SEP", "is_host_copy",
-           "cross_stream_overlap_us", "overlap_explains", "bimodal_cut", "split_key", "bimodal_text", "above_roofline_causes",
-           "host_link_text", "assumption_texts", "tag_of", "join_flags", "split_flags"]
+__all__ = [
+    "ABOVE",
+    "BIMODAL",
+    "ASSUMPTION",
+    "HOST_LINK",
+    "TAGS",
+    "SEP",
+    "is_host_copy",
+    "cross_stream_overlap_us",
+    "overlap_explains",
+    "bimodal_cut",
+    "split_key",
+    "bimodal_text",
+    "above_roofline_causes",
+    "host_link_text",
+    "assumption_texts",
+    "tag_of",
+    "join_flags",
+    "split_flags",
+]

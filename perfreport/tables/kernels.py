@@ -2,6 +2,7 @@
 
 Durations are grouped in ``array('d')`` (8 bytes a kernel, not a float object and a list slot).
 """
+
 from __future__ import annotations
 
 from array import array
@@ -23,7 +24,7 @@ def _parent(g):
     op = g.op
     if op is None:
         return (UNLINKED, "unlinked") if g.launcher is None else (g.owner.name, "runtime (no op)")
-    if op.cat != CPU_OP and op.cat not in LAUNCH:     # an annotation says where, not what
+    if op.cat != CPU_OP and op.cat not in LAUNCH:  # an annotation says where, not what
         return op.name, kernel_category(g, op.name)
     return op.name, category(op)
 
@@ -48,18 +49,42 @@ def kernel_summary(tree, total_time_us: float) -> Sheet:
     for (pname, kname, stream), durs in groups.items():
         d = np.asarray(durs)
         t = excl[(pname, kname, stream)]
-        rows.append({"parent op category": cats[(pname, kname, stream)], "parent op": pname,
-                     "kernel": kname, "stream": stream, "count": len(d),
-                     "sum (µs)": t, "mean (µs)": d.mean(), "median (µs)": float(np.median(d)),
-                     "min (µs)": d.min(), "max (µs)": d.max(),
-                     "percent of kernel time (%)": 100.0 * t / ksum if ksum else 0.0,
-                     "percent of GPU timeline (%)": 100.0 * t / total_time_us if total_time_us else 0.0})
-    cols = ["parent op category", "parent op", "kernel", "stream", "count", "sum (µs)", "mean (µs)",
-            "median (µs)", "min (µs)", "max (µs)", "percent of kernel time (%)",
-            "percent of GPU timeline (%)"]
+        rows.append(
+            {
+                "parent op category": cats[(pname, kname, stream)],
+                "parent op": pname,
+                "kernel": kname,
+                "stream": stream,
+                "count": len(d),
+                "sum (µs)": t,
+                "mean (µs)": d.mean(),
+                "median (µs)": float(np.median(d)),
+                "min (µs)": d.min(),
+                "max (µs)": d.max(),
+                "percent of kernel time (%)": 100.0 * t / ksum if ksum else 0.0,
+                "percent of GPU timeline (%)": 100.0 * t / total_time_us if total_time_us else 0.0,
+            }
+        )
+    cols = [
+        "parent op category",
+        "parent op",
+        "kernel",
+        "stream",
+        "count",
+        "sum (µs)",
+        "mean (µs)",
+        "median (µs)",
+        "min (µs)",
+        "max (µs)",
+        "percent of kernel time (%)",
+        "percent of GPU timeline (%)",
+    ]
     rows.sort(key=lambda r: -r["sum (µs)"])
-    fm = {c: US for c in cols if "(µs)" in c} | {"count": INT, "percent of kernel time (%)": PCT,
-                                                  "percent of GPU timeline (%)": PCT}
+    fm = {c: US for c in cols if "(µs)" in c} | {
+        "count": INT,
+        "percent of kernel time (%)": PCT,
+        "percent of GPU timeline (%)": PCT,
+    }
     return Sheet.from_records("kernel_summary", rows, cols, fm)
 
 
@@ -80,14 +105,36 @@ def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0) -> She
     for (pname, _, kname), durs in groups.items():
         a = info[(pname, _, kname)]
         d = np.asarray(durs)
-        rows.append({"parent op": pname, "input dims": fmt_dims(a.get("Input Dims")),
-                     "input strides": fmt_dims(a.get("Input Strides")),
-                     "concrete inputs": fmt_list(a.get("Concrete Inputs")), "kernel": kname,
-                     "count": len(d), "sum (µs)": d.sum(), "mean (µs)": d.mean(),
-                     "percent of GPU timeline (%)": 100.0 * d.sum() / total_time_us if total_time_us else 0.0})
-    cols = ["parent op", "input dims", "input strides", "concrete inputs", "kernel", "count",
-            "sum (µs)", "mean (µs)", "percent of GPU timeline (%)"]
+        rows.append(
+            {
+                "parent op": pname,
+                "input dims": fmt_dims(a.get("Input Dims")),
+                "input strides": fmt_dims(a.get("Input Strides")),
+                "concrete inputs": fmt_list(a.get("Concrete Inputs")),
+                "kernel": kname,
+                "count": len(d),
+                "sum (µs)": d.sum(),
+                "mean (µs)": d.mean(),
+                "percent of GPU timeline (%)": 100.0 * d.sum() / total_time_us if total_time_us else 0.0,
+            }
+        )
+    cols = [
+        "parent op",
+        "input dims",
+        "input strides",
+        "concrete inputs",
+        "kernel",
+        "count",
+        "sum (µs)",
+        "mean (µs)",
+        "percent of GPU timeline (%)",
+    ]
     rows.sort(key=lambda r: -r["sum (µs)"])
     note = f"kernels shorter than {threshold_us:g} µs"
-    return Sheet.from_records("short_kernels", rows, cols, {
-        "count": INT, "sum (µs)": US, "mean (µs)": US, "percent of GPU timeline (%)": PCT}, [note])
+    return Sheet.from_records(
+        "short_kernels",
+        rows,
+        cols,
+        {"count": INT, "sum (µs)": US, "mean (µs)": US, "percent of GPU timeline (%)": PCT},
+        [note],
+    )

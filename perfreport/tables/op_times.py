@@ -5,6 +5,7 @@ on one stream overlap (programmatic dependent launch), the overlap is counted on
 op's time never exceeds its kernels' wall span and the times of all ops still add up to the
 GPU time of the trace.
 """
+
 from __future__ import annotations
 
 import numpy as np

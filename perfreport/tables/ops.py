@@ -6,6 +6,7 @@ Percentages are of all GPU event time in the trace (kernels, memcpy, memset; whe
 overlap on one stream the overlap counts once, see :mod:`perfreport.tables.op_times`), so
 the ``(unlinked GPU events)`` row closes the sum to 100%.
 """
+
 from __future__ import annotations
 
 import re
@@ -34,8 +35,11 @@ def _op_rows(tree, times: OpTimes):
 
 
 # annotations that wrap a torch.compile / Inductor graph: their kernels are generated code
-COMPILED_RX = re.compile(r"CompiledFxGraph|Torch-Compiled Region|CompiledFunction|"
-                         r"compiled_fx_graph|inductor", re.I)
+COMPILED_RX = re.compile(
+    r"CompiledFxGraph|Torch-Compiled Region|CompiledFunction|"
+    r"compiled_fx_graph|inductor",
+    re.I,
+)
 
 
 def kernel_category(g, around: str) -> str:
@@ -95,21 +99,50 @@ def ops_summary(tree, times: OpTimes) -> Sheet:
         a[2] += times.subtree[o.uid]
         a[3] += o.dur
         a[4] = a[4] or category(o)
-    rows = [{"name": k, "category": v[4], "count": v[0], "direct kernel time (µs)": v[1],
-             "subtree kernel time (µs)": v[2], "CPU time (µs)": v[3]} for k, v in agg.items()]
+    rows = [
+        {
+            "name": k,
+            "category": v[4],
+            "count": v[0],
+            "direct kernel time (µs)": v[1],
+            "subtree kernel time (µs)": v[2],
+            "CPU time (µs)": v[3],
+        }
+        for k, v in agg.items()
+    ]
     un = [g for g in tree.gpu if g.launcher is None]
     if un:
-        rows.append({"name": UNLINKED, "category": "unlinked", "count": len(un),
-                     "direct kernel time (µs)": kernel_time(un),
-                     "subtree kernel time (µs)": kernel_time(un), "CPU time (µs)": 0.0})
-    cols = ["name", "category", "count", "direct kernel time (µs)", "subtree kernel time (µs)",
-            "CPU time (µs)", "percent (%)", "cumulative percent (%)"]
+        rows.append(
+            {
+                "name": UNLINKED,
+                "category": "unlinked",
+                "count": len(un),
+                "direct kernel time (µs)": kernel_time(un),
+                "subtree kernel time (µs)": kernel_time(un),
+                "CPU time (µs)": 0.0,
+            }
+        )
+    cols = [
+        "name",
+        "category",
+        "count",
+        "direct kernel time (µs)",
+        "subtree kernel time (µs)",
+        "CPU time (µs)",
+        "percent (%)",
+        "cumulative percent (%)",
+    ]
     key = "direct kernel time (µs)" if tree.gpu else "CPU time (µs)"
     total = gpu_time(tree) if tree.gpu else sum(r[key] for r in rows)
     rank(rows, key, total)
     notes = [] if tree.gpu else ["no GPU events: percentages are of CPU op time"]
-    return Sheet.from_records("ops_summary", rows, cols, {c: US for c in cols[3:6]} | {
-        "count": INT, "percent (%)": PCT, "cumulative percent (%)": PCT}, notes)
+    return Sheet.from_records(
+        "ops_summary",
+        rows,
+        cols,
+        {c: US for c in cols[3:6]} | {"count": INT, "percent (%)": PCT, "cumulative percent (%)": PCT},
+        notes,
+    )
 
 
 def ops_summary_by_category(summary: Sheet, tree) -> Sheet:
@@ -123,8 +156,12 @@ def ops_summary_by_category(summary: Sheet, tree) -> Sheet:
     total = gpu_time(tree) if tree.gpu else sum(r[key] for r in rows)
     rank(rows, key, total)
     cols = ["category", "count", key, "percent (%)", "cumulative percent (%)"]
-    return Sheet.from_records("ops_summary_by_category", rows, cols, {
-        key: US, "count": INT, "percent (%)": PCT, "cumulative percent (%)": PCT})
+    return Sheet.from_records(
+        "ops_summary_by_category",
+        rows,
+        cols,
+        {key: US, "count": INT, "percent (%)": PCT, "cumulative percent (%)": PCT},
+    )
 
 
 class KernelAcc:
@@ -161,7 +198,7 @@ def ops_unique_args(tree, times: OpTimes) -> Sheet:
     groups: dict = defaultdict(list)
     for o in _op_rows(tree, times):
         a = o.args
-        key = (o.name, id(a) if a else 0)   # args dicts are interned by the reader
+        key = (o.name, id(a) if a else 0)  # args dicts are interned by the reader
         groups[key].append(o)
     rows = []
     for (name, _), ops in groups.items():
@@ -170,29 +207,53 @@ def ops_unique_args(tree, times: OpTimes) -> Sheet:
         d = np.array([times.direct[o.uid] for o in ops])
         s = np.array([times.subtree[o.uid] for o in ops])
         cpu = np.array([o.dur for o in ops])
-        rows.append({
-            "name": name, "category": category(o0),
-            "input dims": fmt_dims(a.get("Input Dims")), "input types": fmt_list(a.get("Input type")),
-            "input strides": fmt_dims(a.get("Input Strides")),
-            "concrete inputs": fmt_list(a.get("Concrete Inputs")),
-            "count": len(ops),
-            "direct kernel time mean (µs)": d.mean(), "direct kernel time median (µs)": float(np.median(d)),
-            "direct kernel time std (µs)": d.std(ddof=1) if len(d) > 1 else 0.0,
-            "direct kernel time min (µs)": d.min(), "direct kernel time max (µs)": d.max(),
-            "direct kernel time sum (µs)": d.sum(), "subtree kernel time sum (µs)": s.sum(),
-            "CPU time mean (µs)": cpu.mean(), "CPU time sum (µs)": cpu.sum(),
-            "kernels": kernels_summary_text(o.kernels or [] for o in ops),
-            "example ts (µs)": o0.ts,
-        })
+        rows.append(
+            {
+                "name": name,
+                "category": category(o0),
+                "input dims": fmt_dims(a.get("Input Dims")),
+                "input types": fmt_list(a.get("Input type")),
+                "input strides": fmt_dims(a.get("Input Strides")),
+                "concrete inputs": fmt_list(a.get("Concrete Inputs")),
+                "count": len(ops),
+                "direct kernel time mean (µs)": d.mean(),
+                "direct kernel time median (µs)": float(np.median(d)),
+                "direct kernel time std (µs)": d.std(ddof=1) if len(d) > 1 else 0.0,
+                "direct kernel time min (µs)": d.min(),
+                "direct kernel time max (µs)": d.max(),
+                "direct kernel time sum (µs)": d.sum(),
+                "subtree kernel time sum (µs)": s.sum(),
+                "CPU time mean (µs)": cpu.mean(),
+                "CPU time sum (µs)": cpu.sum(),
+                "kernels": kernels_summary_text(o.kernels or [] for o in ops),
+                "example ts (µs)": o0.ts,
+            }
+        )
     key = "direct kernel time sum (µs)" if tree.gpu else "CPU time sum (µs)"
     total = gpu_time(tree) if tree.gpu else sum(r[key] for r in rows)
     rank(rows, key, total)
-    cols = ["name", "category", "input dims", "input types", "input strides", "concrete inputs",
-            "count", "direct kernel time mean (µs)", "direct kernel time median (µs)",
-            "direct kernel time std (µs)", "direct kernel time min (µs)",
-            "direct kernel time max (µs)", "direct kernel time sum (µs)",
-            "subtree kernel time sum (µs)", "CPU time mean (µs)", "CPU time sum (µs)",
-            "percent (%)", "cumulative percent (%)", "kernels", "example ts (µs)"]
+    cols = [
+        "name",
+        "category",
+        "input dims",
+        "input types",
+        "input strides",
+        "concrete inputs",
+        "count",
+        "direct kernel time mean (µs)",
+        "direct kernel time median (µs)",
+        "direct kernel time std (µs)",
+        "direct kernel time min (µs)",
+        "direct kernel time max (µs)",
+        "direct kernel time sum (µs)",
+        "subtree kernel time sum (µs)",
+        "CPU time mean (µs)",
+        "CPU time sum (µs)",
+        "percent (%)",
+        "cumulative percent (%)",
+        "kernels",
+        "example ts (µs)",
+    ]
     fm = {c: US for c in cols if "(µs)" in c}
     fm.update({"count": INT, "percent (%)": PCT, "cumulative percent (%)": PCT})
     return Sheet.from_records("ops_unique_args", rows, cols, fm)

@@ -23,6 +23,7 @@ host<->device copies is judged against the spec's host link (``host_link_gbps``)
 ``flags`` says what is odd about a row; ``coverage`` says whether it is modelled, and if not why
 (:mod:`perfreport.tables.coverage`). Traces without GPU events use the ops' CPU durations.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -35,8 +36,7 @@ from perfreport.models.base import bounds
 from perfreport.models.registry import model_for_op
 from perfreport.tables import coverage as cv
 from perfreport.tables import flags as fl
-from perfreport.tables.coverage import (GRAPH_CATEGORY, graph_reason,
-                                       is_graph_launch, split_graph_kernels)
+from perfreport.tables.coverage import GRAPH_CATEGORY, graph_reason, is_graph_launch, split_graph_kernels
 from perfreport.tables.op_times import kernel_time
 from perfreport.tables.ops import KernelAcc, annotation_units, category
 from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list, rank
@@ -47,8 +47,8 @@ LAUNCH = (RUNTIME, DRIVER)
 
 class Eval:
     """A model evaluated on one op: params, flops, bytes, bounds, assumptions, spec, or a reason."""
-    __slots__ = ("model", "category", "params", "flops", "bytes", "spec", "reason", "bounds",
-                 "assumptions")
+
+    __slots__ = ("model", "category", "params", "flops", "bytes", "spec", "reason", "bounds", "assumptions")
 
     def __init__(self, cls, op):
         self.model = cls.__name__
@@ -60,7 +60,7 @@ class Eval:
         self.reason = ""
         try:
             m = cls(op)
-            self.category = m.category          # a model may refine its category per op
+            self.category = m.category  # a model may refine its category per op
             self.params = dict(m.params())
             self.flops = float(m.flops())
             b = m.bytes()
@@ -77,6 +77,7 @@ class Eval:
 
 class _Part:
     """Instances of a group that share a kernel list and a layer parity."""
+
     __slots__ = ("op0", "kacc", "comm", "mcpy", "host", "graph")
 
     def __init__(self, op0):
@@ -91,7 +92,7 @@ class _Group:
     def __init__(self, op0, ev):
         self.op0, self.ev = op0, ev
         self.times: list[float] = []
-        self.overlaps: list[float] = []     # per instance: µs while other streams ran
+        self.overlaps: list[float] = []  # per instance: µs while other streams ran
         self.sigs: list[int] = []
         self.parts: dict = {}
 
@@ -110,7 +111,7 @@ def collect_units(tree):
             if o.cat in LAUNCH:
                 if o.parent is None and o.kernels:
                     yield o, o.name, o.kernels, None
-                if o.children:               # ops nested in a launch call (rare) own theirs
+                if o.children:  # ops nested in a launch call (rare) own theirs
                     stack.extend(reversed(o.children))
                 continue
             cls = model_for_op(o.name, o.perf_meta) if o.cat == CPU_OP else None
@@ -120,7 +121,7 @@ def collect_units(tree):
                     yield o, o.name, ks, cls
                 continue
             if o.kernels:
-                own, graphs = split_graph_kernels(o.kernels)   # a graph's kernels: its own row
+                own, graphs = split_graph_kernels(o.kernels)  # a graph's kernels: its own row
                 if own and o.cat == CPU_OP:
                     yield o, o.name, own, None
                 elif own:  # annotation: one unit per kind of kernel (comm, compiled ...)
@@ -150,8 +151,12 @@ def _groups(tree) -> dict:
                 ev = cache[k] = Eval(cls, op)
             gkey = (name, id(op.args), repr(ev.params), ev.reason)
         else:
-            gkey = (name, id(op.args) if op is not None else 0, None,
-                    "unlinked" if op is None else None if op.cat == CPU_OP else category(op, ks))
+            gkey = (
+                name,
+                id(op.args) if op is not None else 0,
+                None,
+                "unlinked" if op is None else None if op.cat == CPU_OP else category(op, ks),
+            )
         grp = groups.get(gkey)
         if grp is None:
             grp = groups[gkey] = _Group(op, ev)
@@ -165,7 +170,7 @@ def _groups(tree) -> dict:
         part.kacc.add(ks)
         ovl = 0.0
         for g in ks:
-            d = g.stream_time          # same-stream overlap counted once
+            d = g.stream_time  # same-stream overlap counted once
             if g.cat == MEMCPY or g.cat == MEMSET:
                 part.mcpy += d
                 if fl.is_host_copy(g):
@@ -173,7 +178,7 @@ def _groups(tree) -> dict:
             elif is_comm(g):
                 part.comm += d
             if g.uid in overlapped:
-                ovl += min(overlapped[g.uid], d)     # its stream time caps what it is charged
+                ovl += min(overlapped[g.uid], d)  # its stream time caps what it is charged
             if cls is None and "GraphLaunch" in (g.launch_name or ""):
                 part.graph += d
         grp.overlaps.append(ovl)
@@ -189,8 +194,14 @@ def _split(grp: _Group):
     parity = [i % 2 for i in range(len(t))]
     how = fl.split_key(t, grp.sigs, parity, cut)
     if how is None:
-        return [(t, grp.overlaps, list(grp.parts.values()), fl.bimodal_text(t, cut) + "; no kernel list or "
-                 "layer parity separates them")]
+        return [
+            (
+                t,
+                grp.overlaps,
+                list(grp.parts.values()),
+                fl.bimodal_text(t, cut) + "; no kernel list or layer parity separates them",
+            )
+        ]
     what, key = how
     split = []
     for v in sorted(set(key)):
@@ -206,8 +217,15 @@ def _split(grp: _Group):
         else:
             own = sorted(names - shared)
             label = "kernels " + ", ".join(n[:60] for n in own) if own else "no kernels of its own"
-        out.append((ts, ovs, parts, f"{fl.bimodal_text(t, cut)}; split by {what}: this part is {label}: "
-                               f"{len(ts)} of {len(t)} instances, median {np.median(ts):.3g} µs"))
+        out.append(
+            (
+                ts,
+                ovs,
+                parts,
+                f"{fl.bimodal_text(t, cut)}; split by {what}: this part is {label}: "
+                f"{len(ts)} of {len(t)} instances, median {np.median(ts):.3g} µs",
+            )
+        )
     return out
 
 
@@ -228,22 +246,28 @@ def _reason(op, ev, parts, total: float, spec) -> str:
 
 def _row(name, op0, ev, times, overlaps, parts, split_flag, spec, has_gpu, graph_why: str, ucat) -> dict:
     from perfreport.specs import roofline
+
     t = np.array(times)
     a = op0.args if op0 is not None else {}
     total = float(t.sum())
-    graph = ev is None and is_graph_launch(op0)        # a graph replay's kernels, shapes unknown
-    r = {"name": name,
-         "category": ev.category if ev else (GRAPH_CATEGORY if graph else
-                                             ucat or category(op0)),
-         "perf model": ev.model if ev else "",
-         "reason": ev.reason if ev else (graph_why if graph else ""),
-         "input dims": fmt_dims(a.get("Input Dims")), "input types": fmt_list(a.get("Input type")),
-         "input strides": fmt_dims(a.get("Input Strides")),
-         "concrete inputs": fmt_list(a.get("Concrete Inputs")),
-         "count": len(t), "time sum (µs)": total, "time mean (µs)": float(t.mean()),
-         "time median (µs)": float(np.median(t)),
-         "time std (µs)": float(t.std(ddof=1)) if len(t) > 1 else 0.0,
-         "time min (µs)": float(t.min()), "time max (µs)": float(t.max())}
+    graph = ev is None and is_graph_launch(op0)  # a graph replay's kernels, shapes unknown
+    r = {
+        "name": name,
+        "category": ev.category if ev else (GRAPH_CATEGORY if graph else ucat or category(op0)),
+        "perf model": ev.model if ev else "",
+        "reason": ev.reason if ev else (graph_why if graph else ""),
+        "input dims": fmt_dims(a.get("Input Dims")),
+        "input types": fmt_list(a.get("Input type")),
+        "input strides": fmt_dims(a.get("Input Strides")),
+        "concrete inputs": fmt_list(a.get("Concrete Inputs")),
+        "count": len(t),
+        "time sum (µs)": total,
+        "time mean (µs)": float(t.mean()),
+        "time median (µs)": float(np.median(t)),
+        "time std (µs)": float(t.std(ddof=1)) if len(t) > 1 else 0.0,
+        "time min (µs)": float(t.min()),
+        "time max (µs)": float(t.max()),
+    }
     flags = [split_flag] if split_flag else []
     host = sum(p.host for p in parts)
     if ev is not None and not ev.reason:
@@ -253,7 +277,9 @@ def _row(name, op0, ev, times, overlaps, parts, split_flag, spec, has_gpu, graph
         r["FLOP/byte"] = f / by if by else None
         with np.errstate(divide="ignore", invalid="ignore"):
             r["TFLOP/s mean"] = float(np.mean(np.where(t > 0, f / (t * 1e6), np.nan))) if (t > 0).any() else None
-            r["TB/s mean"] = float(np.mean(np.where(t > 0, by / (t * 1e6), np.nan))) if by is not None and (t > 0).any() else None
+            r["TB/s mean"] = (
+                float(np.mean(np.where(t > 0, by / (t * 1e6), np.nan))) if by is not None and (t > 0).any() else None
+            )
         r["compute spec"] = ev.spec
         flags += fl.assumption_texts(ev.assumptions)
         if spec is not None and by is not None:
@@ -282,20 +308,36 @@ def _row(name, op0, ev, times, overlaps, parts, split_flag, spec, has_gpu, graph
                 above = pct > 100.0
                 n_above = int(above.sum())
                 if n_above:
-                    flags.insert(0, fl.above_roofline_causes(
-                        n_above=n_above, n=len(t), nbytes=by, llc_bytes=spec.llc_bytes,
-                        category=r["category"], bound=r["bound"], above_us=float(t[above].sum()),
-                        overlap_us=float(np.asarray(overlaps, dtype=np.float64)[above].sum()),
-                        excess_us=float((rt - t[above]).sum()),
-                        pct_min=r.get("roofline % min"), assumptions=ev.assumptions, model=ev.model))
+                    flags.insert(
+                        0,
+                        fl.above_roofline_causes(
+                            n_above=n_above,
+                            n=len(t),
+                            nbytes=by,
+                            llc_bytes=spec.llc_bytes,
+                            category=r["category"],
+                            bound=r["bound"],
+                            above_us=float(t[above].sum()),
+                            overlap_us=float(np.asarray(overlaps, dtype=np.float64)[above].sum()),
+                            excess_us=float((rt - t[above]).sum()),
+                            pct_min=r.get("roofline % min"),
+                            assumptions=ev.assumptions,
+                            model=ev.model,
+                        ),
+                    )
         for k, v in ev.params.items():
             r[f"param: {k}"] = _cell(v)
     r["flags"] = fl.join_flags(flags)
     modelled = r.get("roofline time (µs)") is not None
     reason = cv.MODELLED if modelled else _reason(op0, ev, parts, total, spec)
     r["coverage"] = reason
-    r["_parts"] = cv.row_parts(modelled=modelled, total=total, comm=sum(p.comm for p in parts),
-                               memcpy=sum(p.mcpy for p in parts), reason=reason)
+    r["_parts"] = cv.row_parts(
+        modelled=modelled,
+        total=total,
+        comm=sum(p.comm for p in parts),
+        memcpy=sum(p.mcpy for p in parts),
+        reason=reason,
+    )
     acc = KernelAcc()
     for p in parts:
         for k, (c, s) in p.kacc.acc.items():
@@ -309,14 +351,38 @@ def _row(name, op0, ev, times, overlaps, parts, split_flag, spec, has_gpu, graph
     return r
 
 
-BASE_COLS = ["name", "category", "perf model", "reason", "count", "time sum (µs)", "time mean (µs)",
-             "time median (µs)", "time std (µs)", "time min (µs)", "time max (µs)", "GFLOP",
-             "data moved (MB)", "FLOP/byte", "TFLOP/s mean", "TB/s mean", "compute spec",
-             "roofline time (µs)", "bound", "roofline mean (%)", "roofline median (%)",
-             "roofline min (%)", "roofline max (%)", "roofline std (%)", "roofline time min (µs)",
-             "roofline time max (µs)", "roofline % min", "roofline % max", "flags"]
-TAIL_COLS = ["input dims", "input types", "input strides", "concrete inputs", "coverage", "kernels",
-             "example ts (µs)"]
+BASE_COLS = [
+    "name",
+    "category",
+    "perf model",
+    "reason",
+    "count",
+    "time sum (µs)",
+    "time mean (µs)",
+    "time median (µs)",
+    "time std (µs)",
+    "time min (µs)",
+    "time max (µs)",
+    "GFLOP",
+    "data moved (MB)",
+    "FLOP/byte",
+    "TFLOP/s mean",
+    "TB/s mean",
+    "compute spec",
+    "roofline time (µs)",
+    "bound",
+    "roofline mean (%)",
+    "roofline median (%)",
+    "roofline min (%)",
+    "roofline max (%)",
+    "roofline std (%)",
+    "roofline time min (µs)",
+    "roofline time max (µs)",
+    "roofline % min",
+    "roofline % max",
+    "flags",
+]
+TAIL_COLS = ["input dims", "input types", "input strides", "concrete inputs", "coverage", "kernels", "example ts (µs)"]
 
 
 def perf_tables(tree, times, spec) -> tuple[list[Sheet], cv.Coverage]:
@@ -330,13 +396,25 @@ def perf_tables(tree, times, spec) -> tuple[list[Sheet], cv.Coverage]:
     graph_why = graph_reason(tree)
     for (name, _, _, ucat), grp in _groups(tree).items():
         for ts, ovs, parts, split_flag in _split(grp):
-            r = _row(name, grp.op0, grp.ev, ts, ovs, parts, split_flag, spec, has_gpu, graph_why,
-                     ucat if grp.ev is None else None)
+            r = _row(
+                name,
+                grp.op0,
+                grp.ev,
+                ts,
+                ovs,
+                parts,
+                split_flag,
+                spec,
+                has_gpu,
+                graph_why,
+                ucat if grp.ev is None else None,
+            )
             if r["example ts (µs)"] is None:
                 r["example ts (µs)"] = first_gpu_ts.get(name)
             rows.append(r)
-    coverage = cv.build_coverage(rows, has_gpu=has_gpu,
-                                 hints={cv.GRAPH: cv.GRAPH_HINT} if graph_why == cv.NO_CAPTURE else None)
+    coverage = cv.build_coverage(
+        rows, has_gpu=has_gpu, hints={cv.GRAPH: cv.GRAPH_HINT} if graph_why == cv.NO_CAPTURE else None
+    )
 
     total = float(sum(r["time sum (µs)"] for r in rows))
     rank(rows, "time sum (µs)", total)
@@ -347,9 +425,18 @@ def perf_tables(tree, times, spec) -> tuple[list[Sheet], cv.Coverage]:
                 param_cols.append(c)
     fm = {c: US for c in BASE_COLS + TAIL_COLS if "(µs)" in c}
     fm.update({c: PCT for c in BASE_COLS + ["percent (%)", "cumulative percent (%)"] if "(%)" in c})
-    fm.update({"count": INT, "GFLOP": "0.000000", "data moved (MB)": "0.000", "FLOP/byte": "0.00",
-               "TFLOP/s mean": "0.000", "TB/s mean": "0.000", "roofline % min": PCT,
-               "roofline % max": PCT})
+    fm.update(
+        {
+            "count": INT,
+            "GFLOP": "0.000000",
+            "data moved (MB)": "0.000",
+            "FLOP/byte": "0.00",
+            "TFLOP/s mean": "0.000",
+            "TB/s mean": "0.000",
+            "roofline % min": PCT,
+            "roofline % max": PCT,
+        }
+    )
     notes = []
     if not has_gpu:
         notes.append("no GPU events: times are CPU op durations, not kernel times")
@@ -367,8 +454,13 @@ def perf_tables(tree, times, spec) -> tuple[list[Sheet], cv.Coverage]:
     for cat in sorted(by_cat):
         sub = by_cat[cat]
         pcols = [c for c in param_cols if any(r.get(c) is not None for r in sub)]
-        cols = ["name"] + pcols + [c for c in BASE_COLS if c not in ("name", "category", "perf model")] + \
-            ["percent (%)"] + [c for c in TAIL_COLS if c != "coverage"]
+        cols = (
+            ["name"]
+            + pcols
+            + [c for c in BASE_COLS if c not in ("name", "category", "perf model")]
+            + ["percent (%)"]
+            + [c for c in TAIL_COLS if c != "coverage"]
+        )
         sheets.append(Sheet.from_records(cat, sub, cols, fm, notes))
     return sheets, coverage
 

@@ -1,4 +1,5 @@
 """The table type handed from the tables stage to the writers."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -22,10 +23,10 @@ class Sheet:
     notes: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_records(cls, name: str, records: list[dict], columns: list[str], formats=None,
-                     notes=None) -> "Sheet":
-        return cls(name, list(columns), [[r.get(c) for c in columns] for r in records],
-                   dict(formats or {}), list(notes or []))
+    def from_records(cls, name: str, records: list[dict], columns: list[str], formats=None, notes=None) -> "Sheet":
+        return cls(
+            name, list(columns), [[r.get(c) for c in columns] for r in records], dict(formats or {}), list(notes or [])
+        )
 
     def records(self) -> list[dict]:
         return [dict(zip(self.columns, r)) for r in self.rows]
@@ -33,6 +34,7 @@ class Sheet:
     @property
     def df(self):
         import pandas as pd
+
         return pd.DataFrame(self.rows, columns=self.columns)
 
     def to_pandas(self):
@@ -52,7 +54,7 @@ def rank(records: list[dict], key: str, total: float) -> list[dict]:
     return records
 
 
-US = "0.000"      # Excel number formats
+US = "0.000"  # Excel number formats
 PCT = "0.00"
 INT = "0"
 
@@ -64,7 +66,7 @@ def fmt_dims(dims) -> str:
     parts = []
     for d in dims:
         if isinstance(d, list):
-            if d and isinstance(d[0], list):      # TensorList
+            if d and isinstance(d[0], list):  # TensorList
                 parts.append("[" + ", ".join("(" + ", ".join(map(str, x)) + ")" for x in d) + "]")
             else:
                 parts.append("(" + ", ".join(map(str, d)) + ")")

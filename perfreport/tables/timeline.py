@@ -12,6 +12,7 @@ Per device, with ``U(...)`` the length of the union of intervals:
 so computation + exposed comm + exposed memcpy + idle = total (tested).
 Unlinked kernels (no CPU launch in the trace window) are counted: they ran on the GPU.
 """
+
 from __future__ import annotations
 
 import re
@@ -77,7 +78,7 @@ def _timeline(ts: np.ndarray, te: np.ndarray, kind: np.ndarray) -> dict[str, flo
     present = set(np.unique(kind).tolist())
 
     def U(*kinds):
-        if present <= set(kinds):           # every event: no masked copies
+        if present <= set(kinds):  # every event: no masked copies
             return union_length(ts, te)
         m = np.isin(kind, kinds)
         return union_length(ts[m], te[m])
@@ -106,8 +107,11 @@ def gpu_timeline(tree, include_unlinked: bool = True) -> Sheet:
     n = len(gpu)
     codes: dict = {}
     code = codes.setdefault
-    dev = np.fromiter((code(g.device, len(codes)) if include_unlinked or g.launcher is not None
-                       else -1 for g in gpu), dtype=np.int32, count=n)
+    dev = np.fromiter(
+        (code(g.device, len(codes)) if include_unlinked or g.launcher is not None else -1 for g in gpu),
+        dtype=np.int32,
+        count=n,
+    )
     ts = np.fromiter((g.ts for g in gpu), dtype=np.float64, count=n)
     te = np.fromiter((g.dur for g in gpu), dtype=np.float64, count=n)
     te += ts
@@ -129,5 +133,10 @@ def gpu_timeline(tree, include_unlinked: bool = True) -> Sheet:
         n = sum(1 for g in gpu if g.launcher is None)
         if n:
             notes.append(f"{n} GPU events have no CPU launch in the trace window; they are counted")
-    return Sheet("gpu_timeline", ["device", "type", "time (ms)", "percent of total (%)"], rows,
-                 {"time (ms)": "0.000", "percent of total (%)": PCT}, notes)
+    return Sheet(
+        "gpu_timeline",
+        ["device", "type", "time (ms)", "percent of total (%)"],
+        rows,
+        {"time (ms)": "0.000", "percent of total (%)": PCT},
+        notes,
+    )

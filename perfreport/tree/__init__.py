@@ -2,12 +2,37 @@
 
 Public surface: :class:`TraceTree`, :class:`Op`, :class:`GpuEvent`, :func:`build_tree`.
 """
+
 from __future__ import annotations
 
-from perfreport.tree.records import (CPU_OP, DRIVER, GPU_ANNOTATION, KERNEL, MEMCPY, MEMSET,
-                                     PYTHON, RUNTIME, USER_ANNOTATION, GpuEvent, Op)
+from perfreport.tree.records import (
+    CPU_OP,
+    DRIVER,
+    GPU_ANNOTATION,
+    KERNEL,
+    MEMCPY,
+    MEMSET,
+    PYTHON,
+    RUNTIME,
+    USER_ANNOTATION,
+    GpuEvent,
+    Op,
+)
 from perfreport.tree.trace_tree import TraceTree
 from perfreport.tree.build import build_tree
 
-__all__ = ["TraceTree", "Op", "GpuEvent", "build_tree", "CPU_OP", "USER_ANNOTATION", "RUNTIME",
-           "DRIVER", "PYTHON", "KERNEL", "MEMCPY", "MEMSET", "GPU_ANNOTATION"]
+__all__ = [
+    "TraceTree",
+    "Op",
+    "GpuEvent",
+    "build_tree",
+    "CPU_OP",
+    "USER_ANNOTATION",
+    "RUNTIME",
+    "DRIVER",
+    "PYTHON",
+    "KERNEL",
+    "MEMCPY",
+    "MEMSET",
+    "GPU_ANNOTATION",
+]

@@ -37,6 +37,7 @@ code in the GPU columns). ``GpuEvent.op``, ``Op.subtree_kernels`` and the tables
 same either way. ``children`` are tuples (nothing appends to a built tree's records);
 ``kernels`` lists are exactly sized.
 """
+
 from __future__ import annotations
 
 import gc
@@ -45,13 +46,11 @@ from array import array
 
 import numpy as np
 
-from perfreport.events import NONE, SIDE, Columns, GpuEvent, Op
+from perfreport.events import NONE, Columns, GpuEvent, Op
 from perfreport.read import RawTrace, heap
-from perfreport.read.kineto import (C_CPU_OP, C_DRIVER, C_RUNTIME, C_USER_ANNOTATION, CATS,
-                                    Collector)
+from perfreport.read.kineto import C_CPU_OP, C_DRIVER, C_RUNTIME, C_USER_ANNOTATION, CATS, Collector
 from perfreport.tree.dedup import drop_duplicates, duplicates_warning
-from perfreport.tree.link import (chain_owner, foldable, graph_rows, link_rows,
-                                  merge_same_name, stream_exclusive)
+from perfreport.tree.link import chain_owner, foldable, graph_rows, link_rows, merge_same_name, stream_exclusive
 from perfreport.tree.trace_tree import TraceTree
 
 _CAPTURE = re.compile(r"(hip|cuda|cu)StreamBeginCapture")
@@ -73,7 +72,7 @@ def _keep_subtrees(col: Collector, keep, parent, cat, name) -> None:
         return
     child = (parent >= 0) & (cat == C_CPU_OP)
     up = np.where(child, parent, 0)
-    while True:                            # one pass per nesting level below the roots
+    while True:  # one pass per nesting level below the roots
         new = child & ~mark & mark[up]
         if not new.any():
             break
@@ -91,9 +90,9 @@ def _np(arr, dtype) -> np.ndarray:
 
 
 def build_tree(raw: RawTrace) -> TraceTree:
-    heap.tune()    # (read_trace did already) big arrays mmapped: freeing them lowers the RSS
+    heap.tune()  # (read_trace did already) big arrays mmapped: freeing them lowers the RSS
     gc_was = gc.isenabled()
-    gc.disable()   # hundreds of thousands of new records: the cyclic GC only costs time here
+    gc.disable()  # hundreds of thousands of new records: the cyclic GC only costs time here
     try:
         return _build(raw)
     finally:
@@ -119,7 +118,7 @@ def _build(raw: RawTrace) -> TraceTree:
     order, parent = _nest(col, ts, dur, cat)
     same, parent, rep = merge_same_name(cat, name, parent)
     lrow = link_rows(col, ts, cat, launch, parent, graph)
-    if rep is not None:                     # External id links to a merged op: its call
+    if rep is not None:  # External id links to a merged op: its call
         ok = lrow >= 0
         lrow[ok] = rep[lrow[ok]]
     del rep
@@ -132,7 +131,7 @@ def _build(raw: RawTrace) -> TraceTree:
         keep[lrow[lrow >= 0]] = True
         keep[cat == C_USER_ANNOTATION] = True
         front = np.flatnonzero(keep)
-        while front.size:                      # close upwards: all ancestors of kept events
+        while front.size:  # close upwards: all ancestors of kept events
             p = parent[front]
             p = p[p >= 0]
             p = np.unique(p[~keep[p]])
@@ -144,7 +143,7 @@ def _build(raw: RawTrace) -> TraceTree:
     del same, graph
 
     rows = np.flatnonzero(keep)
-    rows = rows[np.argsort(ts[rows], kind="stable")]     # uid order: by ts, then reading order
+    rows = rows[np.argsort(ts[rows], kind="stable")]  # uid order: by ts, then reading order
     uid_of = np.full(n, -1, dtype=np.int64)
     uid_of[rows] = np.arange(rows.size)
     cols, codes = _op_columns(col, rows, launch)
@@ -185,7 +184,7 @@ def _build(raw: RawTrace) -> TraceTree:
     del lname, ints
     _link_records(ops, gobjs, linked, t_uid, s_uid)
     del linked, t_uid, s_uid
-    comm = {gobjs[row].uid: a for row, a in col.gpu_comm.items()}    # rows -> records, before the sort
+    comm = {gobjs[row].uid: a for row, a in col.gpu_comm.items()}  # rows -> records, before the sort
     if ng:
         gts = _np(g.ts, np.float64)
         gobjs = [gobjs[i] for i in memoryview(np.argsort(gts, kind="stable"))]
@@ -220,8 +219,9 @@ def _nest(col: Collector, ts, dur, cat):
     stack_ends: list[float] = []
     cur = -1
     pop_r, pop_e = stack_rows.pop, stack_ends.pop
-    for r, t, e, th, ok in zip(memoryview(order), memoryview(ts[order]), memoryview(ends),
-                               memoryview(thr[order]), memoryview(push)):
+    for r, t, e, th, ok in zip(
+        memoryview(order), memoryview(ts[order]), memoryview(ends), memoryview(thr[order]), memoryview(push)
+    ):
         if th != cur:
             stack_rows.clear()
             stack_ends.clear()
@@ -250,12 +250,14 @@ def _op_columns(col: Collector, rows: np.ndarray, launch: np.ndarray):
     cat = _np(c.cat, np.int8)[rows]
     lau = launch[rows]
     cs = _np(c.cs, np.int64)[rows]
-    cols = Columns(ts=_arr("d", _np(c.ts, np.float64)[rows]),
-                   dur=_arr("d", _np(c.dur, np.float64)[rows]),
-                   thr=_arr("i", _np(c.thr, np.int32)[rows]),
-                   corr=_arr("q", np.where(lau, cs, NONE)),
-                   seq=_arr("q", np.where(lau, NONE, cs)),
-                   ext=_arr("q", _np(c.ext, np.int64)[rows]))
+    cols = Columns(
+        ts=_arr("d", _np(c.ts, np.float64)[rows]),
+        dur=_arr("d", _np(c.dur, np.float64)[rows]),
+        thr=_arr("i", _np(c.thr, np.int32)[rows]),
+        corr=_arr("q", np.where(lau, cs, NONE)),
+        seq=_arr("q", np.where(lau, NONE, cs)),
+        ext=_arr("q", _np(c.ext, np.int64)[rows]),
+    )
     del cs
     cols.threads = col.threads
     if c.side:
@@ -275,10 +277,12 @@ def _make_ops(col: Collector, cols: Columns, codes, ints: list) -> list[Op]:
     name, cat, args = codes
     if not name.size:
         return []
-    names, table, cats = col.names, col.args_table + [None], CATS   # args index -1 -> None
+    names, table, cats = col.names, col.args_table + [None], CATS  # args index -1 -> None
     new = Op._from_columns
-    return [new(u, names[nm], cats[ct], cols, table[a]) for u, nm, ct, a in zip(
-        ints, memoryview(name), memoryview(cat), memoryview(args))]
+    return [
+        new(u, names[nm], cats[ct], cols, table[a])
+        for u, nm, ct, a in zip(ints, memoryview(name), memoryview(cat), memoryview(args))
+    ]
 
 
 def _groups(keys: np.ndarray):
@@ -295,7 +299,7 @@ def _nest_records(ops: list[Op], n_uid: np.ndarray, p_uid: np.ndarray) -> list[O
     cu, cp = n_uid[m], p_uid[m]
     if not cp.size:
         return roots
-    o = np.argsort(cp, kind="stable")        # by parent, nesting order within one parent
+    o = np.argsort(cp, kind="stable")  # by parent, nesting order within one parent
     cu, cp = cu[o], cp[o]
     del o, m
     kids = [ops[u] for u in memoryview(cu)]
@@ -330,8 +334,9 @@ def _make_gpu(col: Collector, lname: np.ndarray, ints: list) -> list[GpuEvent]:
     if not len(g):
         return []
     excl = stream_exclusive(_np(g.ds, np.int32), _np(g.ts, np.float64), _np(g.dur, np.float64))
-    cols = Columns(ts=g.ts, dur=g.dur, corr=g.corr, ext=g.ext, nbytes=g.nbytes,
-                   lname=_arr("i", lname), excl=_arr("d", excl))
+    cols = Columns(
+        ts=g.ts, dur=g.dur, corr=g.corr, ext=g.ext, nbytes=g.nbytes, lname=_arr("i", lname), excl=_arr("d", excl)
+    )
     del excl
     cols.side = g.side
     cols.names = col.names

@@ -20,6 +20,7 @@ launch belongs to.
 A replay is tied to a region by the tokens of its iteration annotation, padded up to the
 smallest captured size (SGLang ``_pad_to_bucket``, vLLM pads to its capture sizes too).
 """
+
 from __future__ import annotations
 
 import re
@@ -60,20 +61,20 @@ def region_batch_size(name: str) -> int | None:
 
 
 class Region(NamedTuple):
-    name: str                 # the annotation, or "capture <i>/<n>" (SGLang)
-    layout: str               # VLLM or SGLANG
-    batch_size: int | None    # tokens the graph was captured for
-    bs_from: str              # where batch_size came from
-    t0: float                 # CPU time range mapped onto a replay launch
+    name: str  # the annotation, or "capture <i>/<n>" (SGLang)
+    layout: str  # VLLM or SGLANG
+    batch_size: int | None  # tokens the graph was captured for
+    bs_from: str  # where batch_size came from
+    t0: float  # CPU time range mapped onto a replay launch
     t1: float
-    nodes: list[Op]           # graph-node launch calls, by time
-    ops: list[Op]             # CPU events cloned onto a replay launch
+    nodes: list[Op]  # graph-node launch calls, by time
+    ops: list[Op]  # CPU events cloned onto a replay launch
 
 
 class Regions(NamedTuple):
-    layout: str | None        # None: the capture matches neither layout
+    layout: str | None  # None: the capture matches neither layout
     regions: list[Region]
-    excluded: dict            # reason -> launch calls that are no graph node
+    excluded: dict  # reason -> launch calls that are no graph node
     notes: list[str]
 
 
@@ -105,8 +106,18 @@ def _vllm(ct: TraceTree, anns: list[Op], begins, ends, calls, excluded) -> list[
                 continue
             excluded[why] = excluded.get(why, 0) + 1
         ops = [o for o in ct.ops if lo <= o.ts and o.end <= hi and o.pid == a.pid]
-        out.append(Region(a.name, VLLM, region_batch_size(a.name), "annotation name",
-                          a.ts, a.end, sorted(nodes, key=lambda o: o.ts), ops))
+        out.append(
+            Region(
+                a.name,
+                VLLM,
+                region_batch_size(a.name),
+                "annotation name",
+                a.ts,
+                a.end,
+                sorted(nodes, key=lambda o: o.ts),
+                ops,
+            )
+        )
     return out
 
 
@@ -121,8 +132,14 @@ def region_tokens(nodes: list[Op]) -> int | None:
             o = o.parent
         if o is None:
             continue
-        dims = next((d for d in o.args.get("Input Dims") or () if isinstance(d, list) and d
-                     and all(isinstance(x, int) for x in d)), None)
+        dims = next(
+            (
+                d
+                for d in o.args.get("Input Dims") or ()
+                if isinstance(d, list) and d and all(isinstance(x, int) for x in d)
+            ),
+            None,
+        )
         if dims:
             firsts.append(dims[0])
     return Counter(firsts).most_common(1)[0][0] if firsts else None
@@ -163,7 +180,7 @@ def _sglang(ct: TraceTree, begins, ends, calls, excluded, notes) -> list[Region]
     for i, b in enumerate(begins):
         w0, w1 = _window(b, ends, b.end)
         windows.append((b.pid, w0, w1))
-        evs, starts = threads[(b.pid, b.tid)]   # the pair's thread, by time: one slice per region
+        evs, starts = threads[(b.pid, b.tid)]  # the pair's thread, by time: one slice per region
         lo, hi = bisect_left(starts, w0), bisect_right(starts, w1 + _EPS)
         ops = [o for o in evs[lo:hi] if o.end <= w1 + _EPS and o is not b]
         nodes = []
@@ -174,9 +191,18 @@ def _sglang(ct: TraceTree, begins, ends, calls, excluded, notes) -> list[Region]
                 else:
                     nodes.append(c)
         bs = region_tokens(nodes)
-        out.append(Region(f"capture {i + 1}/{len(begins)}" + (f" (bs={bs})" if bs else ""),
-                          SGLANG, bs, "input shapes of the ops launching its nodes" if bs else "unknown",
-                          w0, w1, nodes, ops))
+        out.append(
+            Region(
+                f"capture {i + 1}/{len(begins)}" + (f" (bs={bs})" if bs else ""),
+                SGLANG,
+                bs,
+                "input shapes of the ops launching its nodes" if bs else "unknown",
+                w0,
+                w1,
+                nodes,
+                ops,
+            )
+        )
     inside = _union_by_pid(windows)
     eager = 0
     for c in calls:
@@ -217,11 +243,9 @@ def _find_regions(ct: TraceTree, annotation: str | None) -> Regions:
     anns = [o for o in ct.ops if o.cat == USER_ANNOTATION and not _STEP.fullmatch(o.name)]
     if annotation is not None:
         anns = [a for a in anns if a.name == annotation]
-        return Regions(VLLM if anns else None, _vllm(ct, anns, begins, ends, calls, excluded),
-                       excluded, notes)
+        return Regions(VLLM if anns else None, _vllm(ct, anns, begins, ends, calls, excluded), excluded, notes)
     inside = lambda a: sum(1 for b in begins if a.ts - _EPS <= b.ts <= a.end + _EPS)
-    vllm = [a for a in anns if re.match(r"capture_\d+", a.name)] or \
-           [a for a in anns if inside(a) == 1]
+    vllm = [a for a in anns if re.match(r"capture_\d+", a.name)] or [a for a in anns if inside(a) == 1]
     if vllm:
         return Regions(VLLM, _vllm(ct, vllm, begins, ends, calls, excluded), excluded, notes)
     if begins:
@@ -240,25 +264,37 @@ def pick_region(regions: list[Region], n_events: int, tokens: int | None):
         if target is not None:
             same = [r for r in regions if r.batch_size == target]
             cand = [r for r in same if len(r.nodes) == n_events] or same
-            how = (f"replay bs={tokens} = captured bs" if target == tokens else
-                   f"replay bs={tokens} padded to captured bs={target}")
+            how = (
+                f"replay bs={tokens} = captured bs"
+                if target == tokens
+                else f"replay bs={tokens} padded to captured bs={target}"
+            )
             if len(cand[0].nodes) != n_events:
-                problems.append(f"{cand[0].name} has {len(cand[0].nodes)} nodes, the replay "
-                                f"{n_events} events")
+                problems.append(f"{cand[0].name} has {len(cand[0].nodes)} nodes, the replay {n_events} events")
             return cand[0], how, problems
         problems.append(f"replay bs={tokens} exceeds every captured size {sized}")
     if fit:
         how = "by node count" + (" (batch size unknown)" if tokens is None else "")
         if len(fit) > 1:
-            problems.append(f"{len(fit)} capture regions have {n_events} nodes: used the "
-                            f"first ({fit[0].name} @ {fit[0].t0:.3f})")
+            problems.append(
+                f"{len(fit)} capture regions have {n_events} nodes: used the first ({fit[0].name} @ {fit[0].t0:.3f})"
+            )
         return fit[0], how, problems
     if len(regions) == 1:
         return regions[0], "the only region", problems
-    problems.append(f"no capture region with {n_events} nodes (have "
-                    f"{[(r.name, len(r.nodes)) for r in regions]})")
+    problems.append(f"no capture region with {n_events} nodes (have {[(r.name, len(r.nodes)) for r in regions]})")
     return None, "", problems
 
 
-__all__ = ["Region", "Regions", "find_regions", "pick_region", "node_kind",
-           "region_batch_size", "region_tokens", "VLLM", "SGLANG", "LAUNCH"]
+__all__ = [
+    "Region",
+    "Regions",
+    "find_regions",
+    "pick_region",
+    "node_kind",
+    "region_batch_size",
+    "region_tokens",
+    "VLLM",
+    "SGLANG",
+    "LAUNCH",
+]

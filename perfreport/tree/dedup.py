@@ -11,6 +11,7 @@ traces) differ in ``External id``, so they are not merged. Rows holding an id be
 :func:`drop_duplicates` rewrites the reader's columns in place, keeping the first of each
 set of identical rows (reading order), before the tree nests or links anything.
 """
+
 from __future__ import annotations
 
 from array import array
@@ -20,10 +21,24 @@ import numpy as np
 from perfreport.read.kineto import Collector
 
 # columns (name, numpy dtype) that hold identity; ts first
-_CPU_KEYS = (("ts", np.float64), ("dur", np.float64), ("name", np.int32), ("cat", np.int8),
-             ("thr", np.int32), ("cs", np.int64), ("ext", np.int64))
-_GPU_KEYS = (("ts", np.float64), ("dur", np.float64), ("name", np.int32), ("cat", np.int8),
-             ("ds", np.int32), ("corr", np.int64), ("ext", np.int64))
+_CPU_KEYS = (
+    ("ts", np.float64),
+    ("dur", np.float64),
+    ("name", np.int32),
+    ("cat", np.int8),
+    ("thr", np.int32),
+    ("cs", np.int64),
+    ("ext", np.int64),
+)
+_GPU_KEYS = (
+    ("ts", np.float64),
+    ("dur", np.float64),
+    ("name", np.int32),
+    ("cat", np.int8),
+    ("ds", np.int32),
+    ("corr", np.int64),
+    ("ext", np.int64),
+)
 _INT64 = ("cs", "ext", "corr", "nbytes")
 
 
@@ -46,13 +61,13 @@ def duplicate_rows(keys: list[np.ndarray], unique: np.ndarray | None = None) -> 
     eq = st[1:] == st[:-1]
     if not eq.any():
         return dup
-    cand = np.unique(np.concatenate((o[1:][eq], o[:-1][eq])))     # sorted: reading order
+    cand = np.unique(np.concatenate((o[1:][eq], o[:-1][eq])))  # sorted: reading order
     if unique is not None:
         cand = cand[~unique[cand]]
     if cand.size < 2:
         return dup
     sub = [k[cand] for k in keys]
-    oo = np.lexsort(sub[::-1])            # stable: the earliest row of a run comes first
+    oo = np.lexsort(sub[::-1])  # stable: the earliest row of a run comes first
     same = np.ones(cand.size - 1, dtype=bool)
     for k in sub:
         ks = k[oo]
@@ -82,7 +97,7 @@ def _compact(table, keep: np.ndarray) -> None:
 
 def _side_rows(table, n: int) -> np.ndarray:
     m = np.zeros(n, dtype=bool)
-    for (_, r) in table.side:
+    for _, r in table.side:
         m[r] = True
     return m
 
@@ -104,7 +119,7 @@ def drop_duplicates(col: Collector) -> tuple[int, int]:
         k = int(dup.sum())
         if k:
             _compact(table, ~dup)
-            if table is col.g and getattr(col, "gpu_comm", None):    # {GPU row: args}
+            if table is col.g and getattr(col, "gpu_comm", None):  # {GPU row: args}
                 col.gpu_comm = _remap(col.gpu_comm, ~dup)
         dropped.append(k)
     if col.gpu_annotations:
@@ -127,12 +142,13 @@ def duplicates_warning(n_cpu: int, n_gpu: int, n_kept_before: int) -> str | None
     n = n_cpu + n_gpu
     if not n:
         return None
-    s = (f"{n} duplicate events dropped ({n_cpu} CPU, {n_gpu} GPU: same name, category, "
-         f"thread or stream, ts, dur and ids as an earlier event); each is counted once")
+    s = (
+        f"{n} duplicate events dropped ({n_cpu} CPU, {n_gpu} GPU: same name, category, "
+        f"thread or stream, ts, dur and ids as an earlier event); each is counted once"
+    )
     share = n / n_kept_before if n_kept_before else 0.0
     if share >= 0.25:
-        s += (f"; {100.0 * share:.0f}% of the events are repeats: the trace looks merged or "
-              f"written twice")
+        s += f"; {100.0 * share:.0f}% of the events are repeats: the trace looks merged or written twice"
     return s
 
 

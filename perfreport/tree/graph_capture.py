@@ -25,6 +25,7 @@ launch's ``[ts, end]`` (the region spans tens of ms): nesting is kept and every 
 holding the launch (passes match by time containment). Their CPU times are synthetic;
 ``args`` (shapes) are the capture's.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,8 +42,15 @@ from perfreport.read import read_trace
 from perfreport.read.source import Source
 from perfreport.read.splitter import Split, iter_batches
 from perfreport.stats.iteration_formats import parse_iteration
-from perfreport.tree.capture_regions import (_KERNEL_CALL, LAUNCH, Region, find_regions,
-                                             node_kind, pick_region, region_batch_size)
+from perfreport.tree.capture_regions import (
+    _KERNEL_CALL,
+    LAUNCH,
+    Region,
+    find_regions,
+    node_kind,
+    pick_region,
+    region_batch_size,
+)
 from perfreport.tree.build import build_tree
 from perfreport.tree.trace_tree import TraceTree
 
@@ -53,11 +61,12 @@ _EPS = 1e-3
 @dataclass
 class LaunchMatch:
     """One replay graph launch and what it was matched to."""
+
     launch: str
     ts: float
     events: int
     region: str | None = None
-    choice: str = ""          # how the region was chosen (batch size, padding, node count)
+    choice: str = ""  # how the region was chosen (batch size, padding, node count)
     nodes: int = 0
     matched: int = 0
     names_verified: bool = False
@@ -68,9 +77,9 @@ class LaunchMatch:
 @dataclass
 class GraphMergeReport:
     launches: list[LaunchMatch] = field(default_factory=list)
-    layout: str | None = None                              # "vLLM" or "SGLang"
+    layout: str | None = None  # "vLLM" or "SGLang"
     regions: list[str] = field(default_factory=list)
-    excluded: dict[str, int] = field(default_factory=dict)   # capture launches not graph nodes
+    excluded: dict[str, int] = field(default_factory=dict)  # capture launches not graph nodes
     ops_added: int = 0
     ops_attributed: int = 0
     notes: list[str] = field(default_factory=list)
@@ -81,8 +90,7 @@ class GraphMergeReport:
 
     def summary(self) -> str:
         names = ", ".join(sorted({l.region for l in self.launches if l.region})) or "no capture"
-        s = (f"graph capture: {self.matched}/{self.events} kernels attributed to "
-             f"{self.ops_attributed} ops from {names}")
+        s = f"graph capture: {self.matched}/{self.events} kernels attributed to {self.ops_attributed} ops from {names}"
         if self.unmatched:
             s += f" ({self.unmatched} left on the graph launch)"
         return s + f" ({self.layout} capture layout)"
@@ -91,12 +99,14 @@ class GraphMergeReport:
         out = [self.summary()]
         for l in self.launches:
             v = "names verified" if l.names_verified else "names NOT verified"
-            out.append(f"  {l.launch} @ {l.ts:.3f}: {l.matched}/{l.events} events, "
-                       f"{l.nodes} capture nodes in {l.region}"
-                       + (f" ({l.choice})" if l.choice else "") + f", {v}, CPU time x{l.scale:.3g}")
+            out.append(
+                f"  {l.launch} @ {l.ts:.3f}: {l.matched}/{l.events} events, "
+                f"{l.nodes} capture nodes in {l.region}"
+                + (f" ({l.choice})" if l.choice else "")
+                + f", {v}, CPU time x{l.scale:.3g}"
+            )
             out += [f"    {p}" for p in l.problems]
-        out += [f"  capture launches that are no graph node: {n} ({why})"
-                for why, n in self.excluded.items()]
+        out += [f"  capture launches that are no graph node: {n} ({why})" for why, n in self.excluded.items()]
         return out + [f"  note: {n}" for n in self.notes]
 
 
@@ -119,24 +129,27 @@ def step_tokens(tree: TraceTree, launch: Op) -> int | None:
 def _align(nodes: list[Op], events: list[GpuEvent], names: dict, m: LaunchMatch):
     """(node index, event index) pairs; problems go to ``m.problems``."""
     kinds = [node_kind(n.name) for n in nodes]
-    known = bool(names) and all(names.get(n.correlation) for n, k in zip(nodes, kinds)
-                                if k == KERNEL)
+    known = bool(names) and all(names.get(n.correlation) for n, k in zip(nodes, kinds) if k == KERNEL)
     if not known:
         if len(nodes) == len(events) and kinds == [g.cat for g in events]:
             m.problems.append("capture has no kernel names: paired by order and kind only")
             return list(zip(range(len(nodes)), range(len(events))))
-        m.problems.append(f"{len(nodes)} capture nodes vs {len(events)} replay events and no "
-                          "kernel names to align them: nothing attributed")
+        m.problems.append(
+            f"{len(nodes)} capture nodes vs {len(events)} replay events and no "
+            "kernel names to align them: nothing attributed"
+        )
         return []
     m.names_verified = True
     a = [(k, names.get(n.correlation) if k == KERNEL else None) for n, k in zip(nodes, kinds)]
     b = [(g.cat, g.name if g.cat == KERNEL else None) for g in events]
     sm = SequenceMatcher(None, a, b, autojunk=False)
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
-        if tag != "equal" and len(m.problems) < 8:    # the first few disagreements
+        if tag != "equal" and len(m.problems) < 8:  # the first few disagreements
             first = lambda xs, i, j: (xs[i][1] or xs[i][0])[:120] if j > i else "-"
-            m.problems.append(f"{tag}: capture nodes [{i1}:{i2}] ({first(a, i1, i2)}) vs "
-                              f"replay events [{j1}:{j2}] ({first(b, j1, j2)})")
+            m.problems.append(
+                f"{tag}: capture nodes [{i1}:{i2}] ({first(a, i1, i2)}) vs "
+                f"replay events [{j1}:{j2}] ({first(b, j1, j2)})"
+            )
     return [(k.a + i, k.b + i) for k in sm.get_matching_blocks() for i in range(k.size)]
 
 
@@ -144,9 +157,22 @@ def _clone(region: Region, launch: Op, uid0: int):
     span = region.t1 - region.t0
     scale = launch.dur / span if span > 0 else 0.0
     base, t0 = launch.ts, region.t0
-    copies = {id(o): Op(uid0 + i, o.name, o.cat, o.pid, o.tid, base + (o.ts - t0) * scale,
-                        o.dur * scale, o._args, o.correlation, o.ext_id, o.seq)
-              for i, o in enumerate(region.ops)}
+    copies = {
+        id(o): Op(
+            uid0 + i,
+            o.name,
+            o.cat,
+            o.pid,
+            o.tid,
+            base + (o.ts - t0) * scale,
+            o.dur * scale,
+            o._args,
+            o.correlation,
+            o.ext_id,
+            o.seq,
+        )
+        for i, o in enumerate(region.ops)
+    }
     roots = []
     for o in region.ops:
         c, p = copies[id(o)], copies.get(id(o.parent))
@@ -171,8 +197,7 @@ def _drop_kernels(o: Op | None, gone: set) -> None:
         o.kernels = [g for g in o.kernels if id(g) not in gone] or None
 
 
-def merge_graph_capture(tree: TraceTree, capture_tree, *,
-                        annotation: str | None = None) -> GraphMergeReport:
+def merge_graph_capture(tree: TraceTree, capture_tree, *, annotation: str | None = None) -> GraphMergeReport:
     """Move each graph launch's GPU events in ``tree`` onto copies of the capture ops.
 
     ``capture_tree``: one capture tree, or a list of them (SGLang's per-size trace files,
@@ -238,8 +263,10 @@ def merge_graph_capture(tree: TraceTree, capture_tree, *,
         tree.ops.extend(added)
         tree.ops.sort(key=lambda o: o.ts)
         tree._by_name = None
-        rep.notes.append("merged ops keep the capture's names and args; their CPU ts/dur are "
-                         "the capture's, mapped affinely onto their graph launch's time range")
+        rep.notes.append(
+            "merged ops keep the capture's names and args; their CPU ts/dur are "
+            "the capture's, mapped affinely onto their graph launch's time range"
+        )
     rep.ops_added = len(added)
     rep.ops_attributed = len(owners)
     return rep
@@ -278,19 +305,23 @@ _PER_BS = re.compile(r".+_bs_(\d+)_rank(\d+)\.json(\.gz)?")
 
 def _from_details(d: Path, annotation: str | None):
     """(file or list of SGLang per-size files, annotation) for a capture directory."""
-    if not (d / "execution_details.json").exists():      # SGLang: one trace, or one per size
+    if not (d / "execution_details.json").exists():  # SGLang: one trace, or one per size
         files = sorted(f for f in d.iterdir() if f.name.endswith((".json", ".json.gz")))
         per_bs = [f for f in files if _PER_BS.fullmatch(f.name)]
         ranks = {_PER_BS.fullmatch(f.name).group(2) for f in per_bs}
         if not files:
-            raise BadInput(str(d), "no execution_details.json (vLLM) and no .json/.json.gz "
-                           "capture trace in the directory")
+            raise BadInput(
+                str(d), "no execution_details.json (vLLM) and no .json/.json.gz capture trace in the directory"
+            )
         if len(files) == 1:
             return files[0], annotation
         if files and len(per_bs) == len(files) and len(ranks) == 1:
             return sorted(per_bs, key=lambda f: -int(_PER_BS.fullmatch(f.name).group(1))), None
-        raise BadInput(str(d), f"no execution_details.json and {len(files)} trace files that "
-                       "are not one rank's <Runner>_bs_<n>_rank<r>.json.gz set: name the file")
+        raise BadInput(
+            str(d),
+            f"no execution_details.json and {len(files)} trace files that "
+            "are not one rank's <Runner>_bs_<n>_rank<r>.json.gz set: name the file",
+        )
     try:
         details = json.loads((d / "execution_details.json").read_text())
         entries = [(e["file"], f"capture_{e['batch_size']}_{e['mode']}") for e in details]
@@ -302,8 +333,12 @@ def _from_details(d: Path, annotation: str | None):
     if not files:
         raise BadInput(str(d), f"execution_details.json names no capture {annotation or ''}")
     if len(files) > 1:
-        raise BadInput(str(d), "several capture files (" + ", ".join(n for _, n in entries) +
-                       "): name one as DIR#capture_<batch_size>_<mode>")
+        raise BadInput(
+            str(d),
+            "several capture files ("
+            + ", ".join(n for _, n in entries)
+            + "): name one as DIR#capture_<batch_size>_<mode>",
+        )
     return d / files[0], entries[0][1] if len(entries) == 1 else annotation
 
 
@@ -318,20 +353,22 @@ def load_capture(path_or_dir, annotation: str | None = None) -> tuple[TraceTree,
     p = Path(path_or_dir)
     if p.is_dir():
         p, annotation = _from_details(p, annotation)
-        if isinstance(p, list):                  # SGLang per-size files: a list of trees
+        if isinstance(p, list):  # SGLang per-size files: a list of trees
             return [load_capture(f)[0] for f in p], None
     tree = build_tree(read_trace(str(p)))
     tree.launch_kernel_names = _launch_kernel_names(str(p))
-    caps = sorted({o.name for o in tree.ops
-                   if o.cat == USER_ANNOTATION and o.name.startswith("capture_")})
+    caps = sorted({o.name for o in tree.ops if o.cat == USER_ANNOTATION and o.name.startswith("capture_")})
     if annotation is None and len(caps) == 1:
         annotation = caps[0]
     if annotation is not None and not tree.has_op(annotation):
         raise BadInput(str(p), f"no user_annotation {annotation!r} in the capture trace")
     if annotation is None and find_regions(tree).layout is None:
-        raise BadInput(str(p), "matches no capture layout: neither a user_annotation "
-                       "capture_<bs>_<mode> (vLLM) nor a hip/cudaStreamBeginCapture.."
-                       "EndCapture pair (SGLang); record the trace while the graphs are captured")
+        raise BadInput(
+            str(p),
+            "matches no capture layout: neither a user_annotation "
+            "capture_<bs>_<mode> (vLLM) nor a hip/cudaStreamBeginCapture.."
+            "EndCapture pair (SGLang); record the trace while the graphs are captured",
+        )
     return tree, annotation
 
 
@@ -355,5 +392,13 @@ def apply_capture_option(tree: TraceTree, capture_spec: str) -> str:
     return rep.summary()
 
 
-__all__ = ["region_batch_size", "step_tokens", "GraphMergeReport", "LaunchMatch", "merge_graph_capture", "load_capture",
-           "apply_capture_option", "node_kind"]
+__all__ = [
+    "region_batch_size",
+    "step_tokens",
+    "GraphMergeReport",
+    "LaunchMatch",
+    "merge_graph_capture",
+    "load_capture",
+    "apply_capture_option",
+    "node_kind",
+]

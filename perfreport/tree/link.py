@@ -16,6 +16,7 @@ Rules (defined for every nesting of runtime and driver calls on a thread):
 :func:`stream_exclusive` gives each GPU event its time on its (device, stream) with
 same-stream overlap counted once, the time the op tables sum.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -84,8 +85,7 @@ def merge_same_name(cat: np.ndarray, name: np.ndarray, parent: np.ndarray):
     return same, newp, rep
 
 
-def _last_match(keys: np.ndarray, rows: np.ndarray, want: np.ndarray,
-                order: np.ndarray | None = None) -> np.ndarray:
+def _last_match(keys: np.ndarray, rows: np.ndarray, want: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     """For each ``want``: the last row (in ``order``, default ``rows`` order) whose key
     equals it, or -1. ``order`` must sort ``keys``."""
     out = np.full(want.size, -1, dtype=np.int64)
@@ -123,7 +123,7 @@ def link_rows(col: Collector, ts, cat, launch, parent, graph) -> np.ndarray:
     has_corr = (gcorr != NONE) & (gcorr != SIDE)
     wi = np.flatnonzero(has_corr)
     lrow[wi] = _last_match(keys, lr, gcorr[wi], order)
-    side = np.flatnonzero(gcorr == SIDE)       # ids beyond int64 (kept as Python ints)
+    side = np.flatnonzero(gcorr == SIDE)  # ids beyond int64 (kept as Python ints)
     if side.size:
         big = {}
         for (f, r), v in sorted(c.side.items(), key=lambda kv: kv[0][1]):
@@ -143,8 +143,7 @@ def link_rows(col: Collector, ts, cat, launch, parent, graph) -> np.ndarray:
     need = np.flatnonzero((lrow < 0) & (gext != NONE) & (gext != SIDE) & ~corr_known)
     if need.size:
         ext = _np(c.ext, np.int64)
-        er = np.flatnonzero(((cat == C_CPU_OP) | (cat == C_USER_ANNOTATION))
-                            & (ext != NONE) & (ext != SIDE))
+        er = np.flatnonzero(((cat == C_CPU_OP) | (cat == C_USER_ANNOTATION)) & (ext != NONE) & (ext != SIDE))
         lrow[need] = _last_match(ext[er], er, gext[need])
     return lrow
 
@@ -178,7 +177,7 @@ def foldable(keep, launch, parent, graph) -> np.ndarray:
     kids = np.flatnonzero(keep & ~cand & (parent >= 0))
     front = np.unique(parent[kids])
     front = front[cand[front]]
-    while front.size:                    # a record inside: it and the calls around it stay
+    while front.size:  # a record inside: it and the calls around it stay
         cand[front] = False
         p = parent[front]
         p = p[p >= 0]
@@ -200,7 +199,7 @@ def stream_exclusive(ds: np.ndarray, ts: np.ndarray, dur: np.ndarray) -> np.ndar
     out = dur.astype(np.float64, copy=True)
     if n < 2:
         return out
-    ts = ts - ts.min()          # relative: absolute µs near 1e15 keep no sub-µs digits in ts + dur
+    ts = ts - ts.min()  # relative: absolute µs near 1e15 keep no sub-µs digits in ts + dur
     o = np.lexsort((ts, ds))
     dso, tso, eo = ds[o], ts[o], (ts + dur)[o]
     starts = np.flatnonzero(np.concatenate(([True], dso[1:] != dso[:-1])))
@@ -209,10 +208,10 @@ def stream_exclusive(ds: np.ndarray, ts: np.ndarray, dur: np.ndarray) -> np.ndar
         if b - a < 2:
             continue
         e = eo[a:b]
-        prev = np.maximum.accumulate(e)[:-1]     # latest end before each event (from the 2nd)
-        t = tso[a + 1:b]
+        prev = np.maximum.accumulate(e)[:-1]  # latest end before each event (from the 2nd)
+        t = tso[a + 1 : b]
         hit = np.flatnonzero(prev > t)
         if hit.size:
-            rows = o[a + 1:b][hit]
+            rows = o[a + 1 : b][hit]
             out[rows] = np.maximum(0.0, e[1:][hit] - prev[hit])
     return out

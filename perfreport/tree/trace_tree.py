@@ -1,4 +1,5 @@
 """The tree container handed to passes, tables and writers."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -26,12 +27,19 @@ class TraceTree:
     * ``unlinked``: GPU events no launch claims (still counted in the timeline)
     * ``gpu_comm_args``: {GPU event uid: args} of the NCCL/RCCL kernels that carry their
       collective's fields (``Collective name``, ``Seq`` ...; see perfreport.multi.collectives)
-    * ``model_config``: the :class:`~perfreport.model_config.ModelConfig` given with
+    * ``model_config``: the :class:`~perfreport.read.model_config.ModelConfig` given with
       ``--model-config`` (None without one); passes read it, models never do
     """
 
-    def __init__(self, source: str, meta: dict, ops: list[Op], gpu: list[GpuEvent],
-                 gpu_annotations: list[GpuEvent], roots: list[Op]):
+    def __init__(
+        self,
+        source: str,
+        meta: dict,
+        ops: list[Op],
+        gpu: list[GpuEvent],
+        gpu_annotations: list[GpuEvent],
+        roots: list[Op],
+    ):
         self.source = source
         self.meta = meta
         self.ops = ops
@@ -51,6 +59,7 @@ class TraceTree:
     def release(self) -> None:
         """Drop the records (parent/child links are cycles: collect them) once sheets are built."""
         import gc
+
         self.ops = []
         self.gpu = []
         self.roots = []

@@ -5,6 +5,7 @@ removes the temporary file and leaves the previous file at the target as it was;
 error becomes one :class:`~perfreport.errors.BadInput` line. The data is flushed to disk
 (``fsync``) before the rename, so "disk full" shows up here and not later.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -36,9 +37,13 @@ def resolve_target(target: str | Path) -> Path:
 
 
 def kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISDIR, "a directory")):
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -51,8 +56,7 @@ def atomic_path(target: str | Path, suffix: str = ""):
     target = resolve_target(target)
     existed = target.exists()
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:40]}.", suffix=suffix or ".tmp",
-                                   dir=target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:40]}.", suffix=suffix or ".tmp", dir=target.parent)
     except OSError as exc:
         raise BadInput(shown, f"cannot write in {target.parent}: {exc.strerror}") from None
     os.close(fd)
@@ -66,7 +70,7 @@ def atomic_path(target: str | Path, suffix: str = ""):
             os.close(fd)
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600; give the usual file mode
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual file mode
         os.replace(tmp, target)
     except OSError as exc:
         kept = "; the previous file is unchanged" if existed else ""
@@ -76,7 +80,7 @@ def atomic_path(target: str | Path, suffix: str = ""):
         raise
     if problem is not None:
         _unlink(tmp)
-        raise BadInput(shown, problem)     # the caller's ``with`` chains the OSError as context
+        raise BadInput(shown, problem)  # the caller's ``with`` chains the OSError as context
 
 
 def _unlink(tmp: str) -> None:

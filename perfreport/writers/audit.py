@@ -2,6 +2,7 @@
 
 Plain lines (no table), so each flag's detail is printed whole.
 """
+
 from __future__ import annotations
 
 from rich.console import Console
@@ -10,11 +11,10 @@ from perfreport.tables.audit import audit_sheet
 from perfreport.writers.cells import text
 from perfreport.writers.console import shorten_middle
 
-NAME_WIDTH = 100          # kernel names in the coverage lines, shortened in the middle
+NAME_WIDTH = 100  # kernel names in the coverage lines, shortened in the middle
 
 
-NO_FLAGS = ("flags: none (no row is above roofline, bimodal, judged on the host link "
-            "or dependent on an assumption)")
+NO_FLAGS = "flags: none (no row is above roofline, bimodal, judged on the host link or dependent on an assumption)"
 
 
 def flag_lines(notes: list[str], records: list[dict], count: int, *, top: int = 30) -> list[str]:
@@ -27,8 +27,10 @@ def flag_lines(notes: list[str], records: list[dict], count: int, *, top: int = 
     out.append("flagged rows, by GPU time affected:")
     for r in records[:top]:
         dims = f" ({r['input dims']})" if r["input dims"] else ""
-        out.append(f"  {r['time affected (µs)']:>12,.1f} µs {r['percent of total (%)']:5.1f}%  "
-                   f"{r['flag']}: {shorten_middle(str(r['name']), NAME_WIDTH)}{dims} x{r['count']}: {r['detail']}")
+        out.append(
+            f"  {r['time affected (µs)']:>12,.1f} µs {r['percent of total (%)']:5.1f}%  "
+            f"{r['flag']}: {shorten_middle(str(r['name']), NAME_WIDTH)}{dims} x{r['count']}: {r['detail']}"
+        )
     if count > min(top, len(records)):
         out.append(f"  ... {count - min(top, len(records))} more: see the flags column of unified_perf_summary")
     return out

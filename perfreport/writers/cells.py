@@ -12,6 +12,7 @@ Trace names are untrusted text. Every writer routes them through here:
   the ``'`` says the field was changed);
 - :func:`console_text`: that text with rich markup escaped (``[red]`` is shown, not applied).
 """
+
 from __future__ import annotations
 
 import math
@@ -20,7 +21,7 @@ import numpy as np
 
 from perfreport.errors import printable
 
-MAX_CELL = 32_767                    # Excel's limit on the characters in one cell
+MAX_CELL = 32_767  # Excel's limit on the characters in one cell
 TRUNCATED = " …[truncated]"
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -48,16 +49,17 @@ def excel_text(s: str) -> tuple[str, bool]:
     """(safe text within Excel's cell limit, whether it was cut)."""
     s = text(s)
     if len(s) > MAX_CELL:
-        return s[:MAX_CELL - len(TRUNCATED)] + TRUNCATED, True
+        return s[: MAX_CELL - len(TRUNCATED)] + TRUNCATED, True
     return s, False
 
 
 def excel_cell(ws, s: str):
     """(a write-only text cell holding ``s``, whether it was cut)."""
     from openpyxl.cell import WriteOnlyCell
+
     v, cut = excel_text(s)
     cell = WriteOnlyCell(ws, value=v)
-    cell.data_type = "s"             # text, even when it starts with '=' (not a formula)
+    cell.data_type = "s"  # text, even when it starts with '=' (not a formula)
     return cell, cut
 
 
@@ -72,8 +74,8 @@ def csv_field(v):
 
 def console_text(s) -> str:
     from rich.markup import escape
+
     return escape(text(s))
 
 
-__all__ = ["plain", "rows", "text", "excel_text", "excel_cell", "csv_field", "console_text",
-           "MAX_CELL", "TRUNCATED"]
+__all__ = ["plain", "rows", "text", "excel_text", "excel_cell", "csv_field", "console_text", "MAX_CELL", "TRUNCATED"]

@@ -4,6 +4,7 @@ A test checks that every column of every fixture's report has a definition here,
 column in ``tables/`` needs one line below. Lookup is by exact column name first, then by
 prefix (``param: ...``) so model parameters are covered whatever the model names them.
 """
+
 from __future__ import annotations
 
 T = "tables/perf.py"
@@ -20,11 +21,19 @@ DOCS: dict[str, tuple[str, str, str]] = {
     "category": ("", "perf-model category of the op (models/registry.py), or the event kind", "models/registry.py"),
     "perf model": ("", "class of the perf model evaluated on the row's op", "models/registry.py"),
     "reason": ("", "why the model gave no FLOPs/bytes for this op (empty when it did)", "models/*"),
-    "flags": ("", "self-audit findings, ' | '-separated: above roofline (with the likely cause), bimodal "
-              "(split by kernels or layer parity), assumption (names the unknown), host link", "tables/flags.py"),
-    "coverage": ("", "'modelled' (the row has a roofline) or why not: no model for the op, model error, "
-                 "no roofline figure, graph replay without shapes, no CPU launch in the window, inside a "
-                 "user annotation only, launched outside any op", "tables/coverage.py"),
+    "flags": (
+        "",
+        "self-audit findings, ' | '-separated: above roofline (with the likely cause), bimodal "
+        "(split by kernels or layer parity), assumption (names the unknown), host link",
+        "tables/flags.py",
+    ),
+    "coverage": (
+        "",
+        "'modelled' (the row has a roofline) or why not: no model for the op, model error, "
+        "no roofline figure, graph replay without shapes, no CPU launch in the window, inside a "
+        "user annotation only, launched outside any op",
+        "tables/coverage.py",
+    ),
     "device": ("", "GPU device id of the events", TRACE),
     "type": ("", "timeline bucket: computation, exposed comm, exposed memcpy, idle, busy, total, ...", TL),
     "parent op": ("", "op that launched the kernel (innermost enclosing cpu_op of its runtime call)", K),
@@ -33,7 +42,11 @@ DOCS: dict[str, tuple[str, str, str]] = {
     "kernels": ("", "kernels the row's ops launched: name × count", T),
     "stream": ("", "GPU stream of the kernel", TRACE),
     "compute spec": ("", "peak the roofline uses, e.g. matrix_bf16 (tensor cores) or vector_fp32", "models/*"),
-    "bound": ("", "which roofline term is larger: compute (FLOP / peak) or memory (bytes / bandwidth)", "specs.roofline"),
+    "bound": (
+        "",
+        "which roofline term is larger: compute (FLOP / peak) or memory (bytes / bandwidth)",
+        "specs.roofline",
+    ),
     # arguments
     "input dims": ("", "shapes of the op's inputs as recorded (record_shapes=True)", TRACE),
     "input types": ("", "dtypes of the op's inputs", TRACE),
@@ -79,8 +92,16 @@ DOCS: dict[str, tuple[str, str, str]] = {
     "TB/s mean": ("10^12 B/s", "mean over calls of bytes / call time", T),
     # roofline
     "roofline time (µs)": ("µs", "max(FLOP / peak[compute spec], bytes / memory bandwidth)", SPEC),
-    "roofline time min (µs)": ("µs", "roofline time with the row's assumptions at their low bounds", "models/base.assumptions"),
-    "roofline time max (µs)": ("µs", "roofline time with the row's assumptions at their high bounds", "models/base.assumptions"),
+    "roofline time min (µs)": (
+        "µs",
+        "roofline time with the row's assumptions at their low bounds",
+        "models/base.assumptions",
+    ),
+    "roofline time max (µs)": (
+        "µs",
+        "roofline time with the row's assumptions at their high bounds",
+        "models/base.assumptions",
+    ),
     "roofline mean (%)": ("%", "mean over calls of 100 × roofline time / call time (100% = at the roofline)", T),
     "roofline median (%)": ("%", "median over calls of 100 × roofline time / call time", T),
     "roofline min (%)": ("%", "lowest per-call 100 × roofline time / call time", T),

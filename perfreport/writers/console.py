@@ -6,6 +6,7 @@ column, shortened in the middle; optional columns (shape, count, rates, category
 when there is room. Every cell is a :class:`rich.text.Text`, so a ``[...]`` in an op name is
 printed, not read as markup.
 """
+
 from __future__ import annotations
 
 from rich import box
@@ -24,19 +25,19 @@ MIN_NAME = 16
 def shorten_middle(s: str, width: int) -> str:
     """``s`` cut to ``width`` characters by dropping its middle: the head names the op or
     kernel family, the tail its variant (tile sizes, dtype suffixes)."""
-    s = " ".join(text(s).split())             # control characters escaped, whitespace folded
+    s = " ".join(text(s).split())  # control characters escaped, whitespace folded
     if len(s) <= width:
         return s
     if width <= 1:
         return s[:width]
     keep = width - 1
     head = (keep + 1) // 2
-    return s[:head] + ELLIPSIS + s[len(s) - (keep - head):]
+    return s[:head] + ELLIPSIS + s[len(s) - (keep - head) :]
 
 
 def shorten_end(s: str, width: int) -> str:
     s = " ".join(text(s).split())
-    return s if len(s) <= width else s[:max(0, width - 1)] + ELLIPSIS
+    return s if len(s) <= width else s[: max(0, width - 1)] + ELLIPSIS
 
 
 def compact_shape(s: str) -> str:
@@ -68,8 +69,12 @@ def sheet_table(sheet, max_rows: int | None = None, columns: list[str] | None = 
     data = list(rows(sheet))
     for i in idx:
         numeric = any(isinstance(r[i], (int, float)) and not isinstance(r[i], bool) for r in data[:50])
-        t.add_column(str(sheet.columns[i]), justify="right" if numeric else "left",
-                     overflow="ellipsis" if numeric else "fold", no_wrap=numeric)
+        t.add_column(
+            str(sheet.columns[i]),
+            justify="right" if numeric else "left",
+            overflow="ellipsis" if numeric else "fold",
+            no_wrap=numeric,
+        )
     for n, r in enumerate(data):
         if max_rows is not None and n >= max_rows:
             break
@@ -81,6 +86,7 @@ def table_text(sheet, min_width: int = 80) -> str:
     """``--format table``: the sheet as aligned text as wide as it needs (at least
     ``min_width``), so no number is folded or cut, whatever the terminal."""
     import io
+
     t = sheet_table(sheet)
     need = Console(width=100_000, file=_Null()).measure(t).maximum
     buf = io.StringIO()
@@ -102,7 +108,7 @@ _COLUMNS = [
     ("flags", "flags", 100, None),
 ]
 _NUMERIC = {"count", "time", "share", "roofline", "tflops", "tbps"}
-DROP_ORDER = ["category", "count", "tbps", "tflops", "shape", "flags"]   # first goes first
+DROP_ORDER = ["category", "count", "tbps", "tflops", "shape", "flags"]  # first goes first
 
 
 def ops_table(report, width: int, top: int = 15) -> Table | None:
@@ -127,22 +133,33 @@ def ops_table(report, width: int, top: int = 15) -> Table | None:
         cells.append(row)
 
     def build(name_w: int) -> Table:
-        t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold",
-                  title="top ops by GPU time (unified_perf_summary)", title_justify="left")
-        t.add_column("name", no_wrap=True, overflow="ellipsis", min_width=min(name_w, MIN_NAME),
-                     max_width=name_w)
+        t = Table(
+            box=box.SIMPLE_HEAD,
+            show_edge=False,
+            pad_edge=False,
+            header_style="bold",
+            title="top ops by GPU time (unified_perf_summary)",
+            title_justify="left",
+        )
+        t.add_column("name", no_wrap=True, overflow="ellipsis", min_width=min(name_w, MIN_NAME), max_width=name_w)
         for key, head, _, _ in shown:
             w = max(len(head), max(len(c[key]) for c in cells))
-            t.add_column(head, justify="right" if key in _NUMERIC else "left", no_wrap=True,
-                         overflow="ellipsis", min_width=w, max_width=w)
+            t.add_column(
+                head,
+                justify="right" if key in _NUMERIC else "left",
+                no_wrap=True,
+                overflow="ellipsis",
+                min_width=w,
+                max_width=w,
+            )
         for r, c in zip(data, cells):
             t.add_row(Text(shorten_middle(str(r["name"]), name_w)), *[Text(c[k]) for k, *_ in shown])
         return t
 
     longest = max(len(" ".join(text(r["name"]).split())) for r in data)
     cap = 80 if width >= 190 else 60
-    pref = min(longest, 28 if width < 100 else 36 if width < 190 else 48)     # shrink the name below this only when
-    console = Console(width=10_000, file=_Null())      # no optional column is left to drop
+    pref = min(longest, 28 if width < 100 else 36 if width < 190 else 48)  # shrink the name below this only when
+    console = Console(width=10_000, file=_Null())  # no optional column is left to drop
     name_w = min(longest, cap)
     while True:
         t = build(name_w)
@@ -158,7 +175,7 @@ def ops_table(report, width: int, top: int = 15) -> Table | None:
             if name_w > MIN_NAME:
                 name_w = MIN_NAME
                 continue
-            return t                            # narrower than the essentials: rich crops
+            return t  # narrower than the essentials: rich crops
         shown.remove(min(optional, key=lambda c: DROP_ORDER.index(c[0])))
         name_w = min(longest, cap)
 
@@ -168,11 +185,22 @@ def timeline_table(report) -> Table | None:
     devs = gpu_breakdown(report)
     if not devs:
         return None
-    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold",
-              title="GPU timeline", title_justify="left")
+    t = Table(
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        header_style="bold",
+        title="GPU timeline",
+        title_justify="left",
+    )
     t.add_column("GPU", no_wrap=True)
-    heads = [("total", "total"), ("computation", "compute"), ("exposed comm", "exp. comm"),
-             ("exposed memcpy", "exp. memcpy"), ("idle", "idle")]
+    heads = [
+        ("total", "total"),
+        ("computation", "compute"),
+        ("exposed comm", "exp. comm"),
+        ("exposed memcpy", "exp. memcpy"),
+        ("idle", "idle"),
+    ]
     for _, h in heads:
         t.add_column(h, justify="right", no_wrap=True)
     for dev, d in devs:
@@ -206,7 +234,7 @@ def print_summary(report, console: Console, *, top: int = 15, header: str | None
         console.print(ops)
         console.print()
     cov = coverage_lines(report)
-    for i, line in enumerate(cov):              # the headline whole, the details one line each
+    for i, line in enumerate(cov):  # the headline whole, the details one line each
         console.print(Text(text(line) if i == 0 else shorten_end(line, max(20, width - 1))))
     seen = set(cov)
     for s in report.sheets:
@@ -230,47 +258,80 @@ def archs_table(specs) -> Table:
     however many precisions the specs list; the GPU names are in the caption."""
     kw = max((len(s.key) for s in specs), default=0)
     names = "\n".join(f"{s.key:<{kw}}  {s.name}" for s in specs)
-    t = Table(title="GPU specs: memory TB/s, dense peak TFLOP/s", title_justify="left",
-              box=box.SIMPLE_HEAD, header_style="bold", caption=names, caption_justify="left")
+    t = Table(
+        title="GPU specs: memory TB/s, dense peak TFLOP/s",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        header_style="bold",
+        caption=names,
+        caption_justify="left",
+    )
     t.add_column("figure", no_wrap=True)
     for s in specs:
         t.add_column(s.key, justify="right", no_wrap=True)
     t.add_row(Text("memory TB/s"), *[Text("" if s.mem_bw_tbps is None else f"{s.mem_bw_tbps:g}") for s in specs])
-    keys = sorted({k for s in specs for k in s.peaks},
-                  key=lambda k: (not k.startswith("matrix_"), k))
+    keys = sorted({k for s in specs for k in s.peaks}, key=lambda k: (not k.startswith("matrix_"), k))
     for k in keys:
         t.add_row(Text(k), *[Text(f"{s.peaks[k]:g}" if k in s.peaks else "") for s in specs])
     return t
-
-
-def print_diff_summary(report, console: Console, top: int = 10) -> None:
-    """``perfreport diff`` on a terminal: the totals, the top rows gained or lost, timelines."""
-    console.print(f"[bold]{console_text(report.source)}[/bold]", highlight=False)
-    console.print(sheet_table(report.sheet("diff_summary")))
-    from perfreport.writers.diff_console import diff_ops_table, diff_timeline_table
-    console.print(diff_ops_table(report, console.width, top))
-    if report.sheet("diff_gpu_timeline").rows:
-        console.print(diff_timeline_table(report))
-    for n in report.sheet("diff_summary").notes:
-        console.print(f"[dim]{console_text(n)}[/dim]", highlight=False)
 
 
 def print_summary_multi(report, console: Console, top: int = 15) -> None:
     """A merged multi-rank report on a terminal: ranks, the top ops by rank, collectives, the
     coverage statement (all ranks, then each), the notes."""
     console.print(f"[bold]{console_text(report.source)}[/bold] — {console_text(report.arch_msg)}", highlight=False)
-    console.print(sheet_table(report.sheet("ranks"), None, [
-        "rank", "rank from", "trace", "kernel time (µs)", "modelled (%)", "busy (ms)", "exposed comm (ms)",
-        "idle (ms)", "collective calls"]))
-    console.print(sheet_table(report.sheet("ops_by_rank"), top, [
-        "name", "input dims", "time min (µs)", "time median (µs)", "time max (µs)",
-        "slowest rank", "max / median"]))
+    console.print(
+        sheet_table(
+            report.sheet("ranks"),
+            None,
+            [
+                "rank",
+                "rank from",
+                "trace",
+                "kernel time (µs)",
+                "modelled (%)",
+                "busy (ms)",
+                "exposed comm (ms)",
+                "idle (ms)",
+                "collective calls",
+            ],
+        )
+    )
+    console.print(
+        sheet_table(
+            report.sheet("ops_by_rank"),
+            top,
+            [
+                "name",
+                "input dims",
+                "time min (µs)",
+                "time median (µs)",
+                "time max (µs)",
+                "slowest rank",
+                "max / median",
+            ],
+        )
+    )
     if "collectives" in report.sheet_names:
-        console.print(sheet_table(report.sheet("collectives"), top, [
-            "process group", "seq", "collective", "message size (B)", "start skew (µs)",
-            "straggler rank", "transfer time (µs)", "algbw (GB/s)", "busbw (GB/s)",
-            "busbw of link (%)"]))
-    cov = coverage_lines(report)               # all ranks, then one line per rank
+        console.print(
+            sheet_table(
+                report.sheet("collectives"),
+                top,
+                [
+                    "process group",
+                    "seq",
+                    "collective",
+                    "message size (B)",
+                    "start skew (µs)",
+                    "straggler rank",
+                    "transfer time (µs)",
+                    "algbw (GB/s)",
+                    "busbw (GB/s)",
+                    "busbw of link (%)",
+                ],
+            )
+        )
+    cov = coverage_lines(report)  # all ranks, then one line per rank
     for i, line in enumerate(cov):
         console.print(Text(text(line) if i == 0 else shorten_end(line, max(20, console.width - 1))))
     for n in report.notes:

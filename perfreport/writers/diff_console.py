@@ -4,6 +4,7 @@ Same conventions as the analyze summary (:mod:`perfreport.writers.console`): com
 that never wrap, the op name as the one flexible column shortened in the middle, the shape
 column only when there is room.
 """
+
 from __future__ import annotations
 
 import io
@@ -14,10 +15,9 @@ from rich.table import Table
 from rich.text import Text
 
 from perfreport.writers import numfmt
-from perfreport.writers.console import MIN_NAME, compact_shape, shorten_end, shorten_middle
+from perfreport.writers.console import MIN_NAME, compact_shape, console_text, sheet_table, shorten_end, shorten_middle
 
-_STATUS = {"name+shapes+dtypes": "same shape", "name+category": "same name",
-           "kernel name": "same kernels"}
+_STATUS = {"name+shapes+dtypes": "same shape", "name+category": "same name", "kernel name": "same kernels"}
 
 
 def _delta(v) -> str:
@@ -36,31 +36,48 @@ def _roofline(r) -> str:
 
 def diff_timeline_table(report) -> Table:
     """``diff_gpu_timeline``: per device pair and time type, A and B side by side."""
-    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold",
-              title="GPU timeline, A vs B (diff_gpu_timeline)", title_justify="left")
+    t = Table(
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        header_style="bold",
+        title="GPU timeline, A vs B (diff_gpu_timeline)",
+        title_justify="left",
+    )
     for head in ("GPU A/B", "type", "time A", "time B", "delta", "A/B", "share A", "share B"):
         t.add_column(head, justify="left" if head in ("GPU A/B", "type") else "right", no_wrap=True)
     for r in report.sheet("diff_gpu_timeline").records():
         ms = lambda k: numfmt.time_us(r[k] * 1e3) if r.get(k) is not None else ""  # noqa: E731
-        t.add_row(*[Text(x) for x in (f"{r['device A']}/{r['device B']}", str(r["type"]),
-                                      ms("time A (ms)"), ms("time B (ms)"),
-                                      _delta(r["delta (ms)"] * 1e3) if r.get("delta (ms)") is not None else "",
-                                      _speedup(r.get("speedup (A/B)")),
-                                      numfmt.pct(r.get("percent of total A (%)")),
-                                      numfmt.pct(r.get("percent of total B (%)")))])
+        t.add_row(
+            *[
+                Text(x)
+                for x in (
+                    f"{r['device A']}/{r['device B']}",
+                    str(r["type"]),
+                    ms("time A (ms)"),
+                    ms("time B (ms)"),
+                    _delta(r["delta (ms)"] * 1e3) if r.get("delta (ms)") is not None else "",
+                    _speedup(r.get("speedup (A/B)")),
+                    numfmt.pct(r.get("percent of total A (%)")),
+                    numfmt.pct(r.get("percent of total B (%)")),
+                )
+            ]
+        )
     return t
 
 
 def diff_ops_table(report, width: int, top: int = 10) -> Table:
     """The first ``top`` rows of ``diff_ops`` (sorted by |delta|) in ``width`` columns."""
     data = report.sheet("diff_ops").records()[:top]
-    cols = [("match", "match", lambda r: _STATUS.get(r["match"], r["match"]), 0),
-            ("shape", "shape", lambda r: shorten_end(compact_shape(r.get("input dims") or ""), 22), 110),
-            ("time A", "time A", lambda r: numfmt.time_us(r.get("time A (µs)")), 0),
-            ("time B", "time B", lambda r: numfmt.time_us(r.get("time B (µs)")), 0),
-            ("delta", "delta", lambda r: _delta(r.get("delta (µs)")), 0),
-            ("speedup", "A/B", lambda r: _speedup(r.get("speedup (A/B)")), 0),
-            ("roofline", "roofline A→B", _roofline, 96)]
+    cols = [
+        ("match", "match", lambda r: _STATUS.get(r["match"], r["match"]), 0),
+        ("shape", "shape", lambda r: shorten_end(compact_shape(r.get("input dims") or ""), 22), 110),
+        ("time A", "time A", lambda r: numfmt.time_us(r.get("time A (µs)")), 0),
+        ("time B", "time B", lambda r: numfmt.time_us(r.get("time B (µs)")), 0),
+        ("delta", "delta", lambda r: _delta(r.get("delta (µs)")), 0),
+        ("speedup", "A/B", lambda r: _speedup(r.get("speedup (A/B)")), 0),
+        ("roofline", "roofline A→B", _roofline, 96),
+    ]
     shown = [c for c in cols if width >= c[3]]
     longest = max([len(str(r["name"])) for r in data] + [4])
     measure = Console(width=10_000, file=io.StringIO())
@@ -76,22 +93,47 @@ def diff_ops_table(report, width: int, top: int = 10) -> Table:
             continue
         if not optional:
             return _build(data, shown, MIN_NAME)
-        shown.remove(optional[0])                 # shape first, then the roofline columns
+        shown.remove(optional[0])  # shape first, then the roofline columns
         name_w = min(longest, 60)
 
 
 def _build(data, shown, name_w: int) -> Table:
     cells = [{k: f(r) for k, _, f, _ in shown} for r in data]
-    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold",
-              title="rows by time gained or lost (diff_ops)", title_justify="left")
+    t = Table(
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        header_style="bold",
+        title="rows by time gained or lost (diff_ops)",
+        title_justify="left",
+    )
     t.add_column("name", no_wrap=True, overflow="ellipsis", min_width=name_w, max_width=name_w)
     for k, head, _, _ in shown:
         w = max([len(head)] + [len(c[k]) for c in cells])
-        t.add_column(head, justify="left" if k in ("match", "shape") else "right", no_wrap=True,
-                     overflow="ellipsis", min_width=w, max_width=w)
+        t.add_column(
+            head,
+            justify="left" if k in ("match", "shape") else "right",
+            no_wrap=True,
+            overflow="ellipsis",
+            min_width=w,
+            max_width=w,
+        )
     for r, c in zip(data, cells):
         t.add_row(Text(shorten_middle(str(r["name"]), name_w)), *[Text(c[k]) for k, *_ in shown])
     return t
 
 
-__all__ = ["diff_ops_table", "diff_timeline_table"]
+
+
+def print_diff_summary(report, console: Console, top: int = 10) -> None:
+    """``perfreport diff`` on a terminal: the totals, the top rows gained or lost, timelines."""
+    console.print(f"[bold]{console_text(report.source)}[/bold]", highlight=False)
+    console.print(sheet_table(report.sheet("diff_summary")))
+    console.print(diff_ops_table(report, console.width, top))
+    if report.sheet("diff_gpu_timeline").rows:
+        console.print(diff_timeline_table(report))
+    for n in report.sheet("diff_summary").notes:
+        console.print(f"[dim]{console_text(n)}[/dim]", highlight=False)
+
+
+__all__ = ["diff_ops_table", "diff_timeline_table", "print_diff_summary"]

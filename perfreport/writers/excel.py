@@ -9,6 +9,7 @@ number format whose widest text fits its column (widths are computed from the fo
 applied, so no cell shows ``###``), a data bar on the roofline % columns. Excel caps
 (1,048,576 rows, 32,767 characters per cell) are respected and reported, never silently.
 """
+
 from __future__ import annotations
 
 import gc
@@ -29,7 +30,7 @@ from perfreport.writers.cells import MAX_CELL, excel_cell, rows, text
 from perfreport.writers.column_docs import columns_rows
 from perfreport.writers.summary import UNIFIED, WORKBOOK_LEAD, spec_facts
 
-MAX_ROWS = 1_048_575      # data rows below the header
+MAX_ROWS = 1_048_575  # data rows below the header
 MIN_WIDTH, MAX_TEXT_WIDTH = 6, 48
 _HEADER_FONT = Font(bold=True)
 _HEADER_FILL = PatternFill("solid", fgColor="DDEBF7")
@@ -90,8 +91,17 @@ def ordered(sheet) -> tuple[list[str], list[int]]:
     return order, [cols.index(c) for c in order]
 
 
-def _write_sheet(wb, title: str, header: list[str], data: list[list], formats: dict, *,
-                 freeze: str = "B2", bars=(), widths: dict | None = None):
+def _write_sheet(
+    wb,
+    title: str,
+    header: list[str],
+    data: list[list],
+    formats: dict,
+    *,
+    freeze: str = "B2",
+    bars=(),
+    widths: dict | None = None,
+):
     ws = wb.create_sheet(title=title[:31])
     sample = data[:5000]
     fmts = []
@@ -103,23 +113,25 @@ def _write_sheet(wb, title: str, header: list[str], data: list[list], formats: d
         w = (widths or {}).get(c) or column_width(c, col, f)
         ws.column_dimensions[get_column_letter(i + 1)].width = w
     ws.freeze_panes = freeze
-    ws.page_setup.orientation = "landscape"       # printing: header row and first column on
+    ws.page_setup.orientation = "landscape"  # printing: header row and first column on
     ws.page_setup.scale = 60
-    ws.print_title_rows = "1:1"                   # every page, as frozen on screen
+    ws.print_title_rows = "1:1"  # every page, as frozen on screen
     if freeze == "B2":
         ws.print_title_cols = "A:A"
     if header:
         last = get_column_letter(len(header))
         ws.auto_filter.ref = f"A1:{last}{max(1, len(data) + 1)}"
     if any(len(c) > 14 for c in header):
-        ws.row_dimensions[1].height = 30          # two lines of wrapped header text
+        ws.row_dimensions[1].height = 30  # two lines of wrapped header text
     for c in bars:
         if c in header and data:
             letter = get_column_letter(header.index(c) + 1)
             ws.conditional_formatting.add(
                 f"{letter}2:{letter}{len(data) + 1}",
-                DataBarRule(start_type="num", start_value=0, end_type="num", end_value=100,
-                            color="5B9BD5", showValue=True))
+                DataBarRule(
+                    start_type="num", start_value=0, end_type="num", end_value=100, color="5B9BD5", showValue=True
+                ),
+            )
     cells = []
     for c in header:
         cell, _ = excel_cell(ws, c)
@@ -131,7 +143,7 @@ def _write_sheet(wb, title: str, header: list[str], data: list[list], formats: d
     for r in data:
         out = []
         for v, f in zip(r, fmts):
-            if isinstance(v, str):          # trace text: a text cell, safe, within limits
+            if isinstance(v, str):  # trace text: a text cell, safe, within limits
                 out.append(excel_cell(ws, v)[0])
             elif f is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
                 cell = WriteOnlyCell(ws, value=v)
@@ -149,8 +161,12 @@ def _clip(data: list[list], name: str, warnings: list[str], cut: dict) -> list[l
     if len(data) > MAX_ROWS:
         warnings.append(f"{name}: {len(data)} rows; Excel keeps the first {MAX_ROWS} (CSV has all)")
         data = data[:MAX_ROWS]
-    n = sum(1 for r in data for v in r             # an escape is at most 6 characters per one
-            if isinstance(v, str) and len(v) > MAX_CELL // 6 and len(text(v)) > MAX_CELL)
+    n = sum(
+        1
+        for r in data
+        for v in r  # an escape is at most 6 characters per one
+        if isinstance(v, str) and len(v) > MAX_CELL // 6 and len(text(v)) > MAX_CELL
+    )
     if n:
         cut[name] = n
     return data
@@ -166,7 +182,7 @@ def notes_rows(sheets, notes, spec=None, coverage=None) -> list[list[str]]:
             continue
         about, _, rest = n.partition(": ")
         out.append([about, rest] if rest and len(about) <= 40 else ["report", n])
-    if spec is not None:                  # the "GPU spec: ..." line is in the notes already
+    if spec is not None:  # the "GPU spec: ..." line is in the notes already
         out += [[a, b] for a, b in spec_facts(spec)[1:]]
     by_note: dict[str, list[str]] = {}
     for sh in sheets:
@@ -177,8 +193,7 @@ def notes_rows(sheets, notes, spec=None, coverage=None) -> list[list[str]]:
     return out
 
 
-def write_workbook(sheets, path: str | Path, notes: list[str] | None = None, *, spec=None,
-                   coverage=None) -> list[str]:
+def write_workbook(sheets, path: str | Path, notes: list[str] | None = None, *, spec=None, coverage=None) -> list[str]:
     """Write ``sheets`` to ``path`` atomically; returns warnings (e.g. truncations).
     A write error (disk full, a size limit) is one :class:`BadInput` line; nothing is left."""
     hook = sys.unraisablehook
@@ -186,16 +201,16 @@ def write_workbook(sheets, path: str | Path, notes: list[str] | None = None, *, 
         try:
             return _write(sheets, path, notes, spec, coverage)
         except OSError as exc:  # openpyxl spools rows to temporary files: a full disk shows here
-            sys.unraisablehook = _ignore     # its half-written sheets complain when freed
+            sys.unraisablehook = _ignore  # its half-written sheets complain when freed
             kept = "; the previous file is unchanged" if Path(path).exists() else ""
             err = BadInput(str(path), f"write failed ({exc.strerror or exc}); nothing written{kept}")
         except BadInput as exc:  # from atomic_path: its traceback holds the failed save's
-            sys.unraisablehook = _ignore     # open archive, which fails again when freed
+            sys.unraisablehook = _ignore  # open archive, which fails again when freed
             err = BadInput(exc.source, exc.problem)
-        except BaseException:   # an interrupt: the same quiet cleanup, then unwind
+        except BaseException:  # an interrupt: the same quiet cleanup, then unwind
             sys.unraisablehook = _ignore
             raise
-        gc.collect()            # the failed writer's objects, freed here rather than at exit
+        gc.collect()  # the failed writer's objects, freed here rather than at exit
     finally:
         sys.unraisablehook = hook
     raise err
@@ -213,18 +228,26 @@ def _write(sheets, path, notes, spec, coverage) -> list[str]:
         header, idx = ordered(sh)
         data = _clip([[r[i] for i in idx] for r in rows(sh)], sh.name, warnings, cut)
         prepared.append((sh, header, data))
-    if cut:             # one line for all sheets: the text is whole in the CSV and JSON
-        warnings.append(f"{sum(cut.values())} cells over {MAX_CELL} characters were shortened "
-                        f"(sheets: {', '.join(cut)}; the CSV output has them whole)")
-    prepared.sort(key=lambda p: p[0].name != UNIFIED)          # stable: unified first
+    if cut:  # one line for all sheets: the text is whole in the CSV and JSON
+        warnings.append(
+            f"{sum(cut.values())} cells over {MAX_CELL} characters were shortened "
+            f"(sheets: {', '.join(cut)}; the CSV output has them whole)"
+        )
+    prepared.sort(key=lambda p: p[0].name != UNIFIED)  # stable: unified first
     wb = Workbook(write_only=True)
     first, rest = prepared[:1], prepared[1:]
     for sh, header, data in first:
         _write_sheet(wb, sh.name, header, data, sh.formats, bars=DATA_BAR_COLUMNS)
     nrows = notes_rows(sheets, notes, spec, coverage) + [["warning", w] for w in warnings]
     _write_sheet(wb, "notes", ["about", "note"], nrows, {}, freeze="A2", widths={"note": 140})
-    _write_sheet(wb, "columns", ["column", "unit", "formula / meaning", "source", "sheets"],
-                 columns_rows(sheets), {}, widths={"formula / meaning": 90, "sheets": 60})
+    _write_sheet(
+        wb,
+        "columns",
+        ["column", "unit", "formula / meaning", "source", "sheets"],
+        columns_rows(sheets),
+        {},
+        widths={"formula / meaning": 90, "sheets": 60},
+    )
     for sh, header, data in rest:
         _write_sheet(wb, sh.name, header, data, sh.formats, bars=DATA_BAR_COLUMNS)
     with atomic_path(path, suffix=".xlsx") as tmp:

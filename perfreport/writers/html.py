@@ -7,6 +7,7 @@ Content-Security-Policy of ``default-src 'none'`` in the page makes any load an 
 browser reports (the browser test checks there is none). The only script is the ~30-line
 table sorter below.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -64,12 +65,20 @@ SCRIPT = """
 """
 
 # (row key, header, formatter or None for text)
-TABLE = [("name", "name", None), ("category", "category", None), ("shape", "shape", None),
-         ("count", "count", numfmt.count), ("time", "GPU time", numfmt.time_us),
-         ("share", "share", numfmt.pct), ("roofline", "roofline %", numfmt.pct),
-         ("bound", "bound", None), ("tflops", "TFLOP/s", numfmt.number),
-         ("tbps", "TB/s", numfmt.number), ("ai", "FLOP/byte", numfmt.number),
-         ("flags", "flags", None)]
+TABLE = [
+    ("name", "name", None),
+    ("category", "category", None),
+    ("shape", "shape", None),
+    ("count", "count", numfmt.count),
+    ("time", "GPU time", numfmt.time_us),
+    ("share", "share", numfmt.pct),
+    ("roofline", "roofline %", numfmt.pct),
+    ("bound", "bound", None),
+    ("tflops", "TFLOP/s", numfmt.number),
+    ("tbps", "TB/s", numfmt.number),
+    ("ai", "FLOP/byte", numfmt.number),
+    ("flags", "flags", None),
+]
 
 
 def top_table(rows) -> str:
@@ -94,8 +103,7 @@ def top_table(rows) -> str:
     return "\n".join(out)
 
 
-_TL = [("computation", "#4e79a7"), ("exposed comm", "#e15759"), ("exposed memcpy", "#f28e2b"),
-       ("idle", "#dddddd")]
+_TL = [("computation", "#4e79a7"), ("exposed comm", "#e15759"), ("exposed memcpy", "#f28e2b"), ("idle", "#dddddd")]
 
 
 def timeline_html(report) -> str:
@@ -118,8 +126,10 @@ def devices_html(devs) -> str:
             p = 100.0 * ms / total if total else 0.0
             cells.append(f'<td class="n">{numfmt.time_us(ms * 1e3)} ({numfmt.pct(p)})</td>')
             if c and p > 0:
-                segs.append(f'<div style="width:{p:.3f}%;background:{c}" title="{esc(k)}: '
-                            f'{numfmt.time_us(ms * 1e3)} ({numfmt.pct(p)})"></div>')
+                segs.append(
+                    f'<div style="width:{p:.3f}%;background:{c}" title="{esc(k)}: '
+                    f'{numfmt.time_us(ms * 1e3)} ({numfmt.pct(p)})"></div>'
+                )
         out.append("<tr>" + "".join(cells) + "</tr>")
         bars.append(f'<p>GPU {esc(dev)}</p><div class="bar">{"".join(segs)}</div>')
     out.append("</tbody></table>")
@@ -141,27 +151,35 @@ def notes_and_end(report, shown) -> str:
 def html_text(report, top: int = TOP) -> str:
     rows = top_rows(report, None)
     cov = coverage_lines(report)
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-             f"<title>perfreport: {esc(report.source)}</title><style>{STYLE}</style></head><body>",
-             f"<h1>perfreport: {esc(report.source)}</h1>",
-             f"<p>{esc(report.arch_msg)}</p>"]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        f"<title>perfreport: {esc(report.source)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>perfreport: {esc(report.source)}</h1>",
+        f"<p>{esc(report.arch_msg)}</p>",
+    ]
     if cov:
-        more = "".join(f"<p>{esc(x)}</p>" for x in cov[2:])   # long lists (kernel names): folded
-        parts.append('<div class="coverage" id="coverage">' + "".join(f"<p>{esc(x)}</p>" for x in cov[:2])
-                     + (f"<details><summary>more</summary>{more}</details>" if more else "") + "</div>")
+        more = "".join(f"<p>{esc(x)}</p>" for x in cov[2:])  # long lists (kernel names): folded
+        parts.append(
+            '<div class="coverage" id="coverage">'
+            + "".join(f"<p>{esc(x)}</p>" for x in cov[:2])
+            + (f"<details><summary>more</summary>{more}</details>" if more else "")
+            + "</div>"
+        )
     parts.append("<h2>Roofline</h2>")
-    parts.append('<p class="muted">One point per row of unified_perf_summary with FLOPs and bytes: '
-                 "x = FLOP/byte of one call, y = achieved TFLOP/s (mean over calls), area ∝ GPU "
-                 "time; lines: memory bandwidth × FLOP/byte and the compute peak of each precision "
-                 "the rows use. Hover a point for its row.</p>")
+    parts.append(
+        '<p class="muted">One point per row of unified_perf_summary with FLOPs and bytes: '
+        "x = FLOP/byte of one call, y = achieved TFLOP/s (mean over calls), area ∝ GPU "
+        "time; lines: memory bandwidth × FLOP/byte and the compute peak of each precision "
+        "the rows use. Hover a point for its row.</p>"
+    )
     parts.append(roofline_svg(rows, report.spec))
     parts.append("<h2>GPU timeline</h2>")
     parts.append(timeline_html(report))
     shown = rows[:top]
     parts.append(f"<h2>Top {len(shown)} of {len(rows)} rows by GPU time</h2>")
-    parts.append('<p class="muted">Click a header to sort. Full table: the workbook\'s '
-                 "unified_perf_summary sheet.</p>")
+    parts.append('<p class="muted">Click a header to sort. Full table: the workbook\'s unified_perf_summary sheet.</p>')
     parts.append(top_table(shown) if shown else "<p>No rows.</p>")
     parts.append("<h2>GPU spec</h2><table><tbody>")
     parts += [f"<tr><td>{esc(a)}</td><td>{esc(b)}</td></tr>" for a, b in spec_facts(report.spec)]

@@ -7,6 +7,7 @@ GPU time; ceilings of the chart spec: ``--arch``, else the lowest rank's), the `
 each rank's GPU timeline, a sortable table of the top ``ops_by_rank`` rows, the top collective
 calls, and the notes.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,12 +20,39 @@ from perfreport.writers.roofline_svg import escape as esc
 from perfreport.writers.roofline_svg import roofline_svg
 from perfreport.writers.summary import coverage_lines, find_sheet
 
-RANKS_COLS = ["rank", "trace", "GPU spec", "modelled (%)", "kernel time (µs)", "busy (ms)",
-              "exposed comm (ms)", "idle (ms)", "collective calls"]
-OPS_COLS = ["name", "category", "input dims", "ranks with it", "time min (µs)", "time median (µs)",
-            "time max (µs)", "slowest rank", "max / median"]
-COLL_COLS = ["process group", "seq", "collective", "message size (B)", "start skew (µs)",
-             "straggler rank", "transfer time (µs)", "busbw (GB/s)", "busbw of link (%)"]
+RANKS_COLS = [
+    "rank",
+    "trace",
+    "GPU spec",
+    "modelled (%)",
+    "kernel time (µs)",
+    "busy (ms)",
+    "exposed comm (ms)",
+    "idle (ms)",
+    "collective calls",
+]
+OPS_COLS = [
+    "name",
+    "category",
+    "input dims",
+    "ranks with it",
+    "time min (µs)",
+    "time median (µs)",
+    "time max (µs)",
+    "slowest rank",
+    "max / median",
+]
+COLL_COLS = [
+    "process group",
+    "seq",
+    "collective",
+    "message size (B)",
+    "start skew (µs)",
+    "straggler rank",
+    "transfer time (µs)",
+    "busbw (GB/s)",
+    "busbw of link (%)",
+]
 
 
 def _cell(col: str, v) -> str:
@@ -93,20 +121,30 @@ def ranks_html_text(report, top: int = 50) -> str:
     detail = ("coverage: top unmodelled ops", "coverage: model errors")
     shown = [x for x in cov if not x.startswith(detail)]
     folded = [x for x in cov if x.startswith(detail)]
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-             f"<title>perfreport: {esc(report.source)}</title><style>{STYLE}</style></head><body>",
-             f"<h1>perfreport: {esc(report.source)} (merged)</h1>", f"<p>{esc(report.arch_msg)}</p>"]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        f"<title>perfreport: {esc(report.source)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>perfreport: {esc(report.source)} (merged)</h1>",
+        f"<p>{esc(report.arch_msg)}</p>",
+    ]
     if cov:
         more = "".join(f"<p>{esc(x)}</p>" for x in folded)
-        parts.append('<div class="coverage" id="coverage">' + "".join(f"<p>{esc(x)}</p>" for x in shown)
-                     + (f"<details><summary>more</summary>{more}</details>" if more else "") + "</div>")
+        parts.append(
+            '<div class="coverage" id="coverage">'
+            + "".join(f"<p>{esc(x)}</p>" for x in shown)
+            + (f"<details><summary>more</summary>{more}</details>" if more else "")
+            + "</div>"
+        )
     spec = report.chart_spec
     parts.append("<h2>Roofline, all ranks</h2>")
-    parts.append('<p class="muted">One point per row of each rank\'s unified_perf_summary with FLOPs and '
-                 "bytes (hover: the rank and the row): x = FLOP/byte of one call, y = achieved TFLOP/s "
-                 "(mean over calls), area ∝ GPU time; ceilings of "
-                 f"{esc(spec.name if spec is not None else 'no GPU spec')}.</p>")
+    parts.append(
+        '<p class="muted">One point per row of each rank\'s unified_perf_summary with FLOPs and '
+        "bytes (hover: the rank and the row): x = FLOP/byte of one call, y = achieved TFLOP/s "
+        "(mean over calls), area ∝ GPU time; ceilings of "
+        f"{esc(spec.name if spec is not None else 'no GPU spec')}.</p>"
+    )
     parts.append(roofline_svg(chart_rows(report), spec))
     parts.append("<h2>Ranks</h2>")
     parts.append(sheet_html(find_sheet(report, "ranks"), RANKS_COLS, None))

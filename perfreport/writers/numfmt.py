@@ -4,11 +4,12 @@ Three significant digits, with the unit scaled so the number stays short: every 
 functions return is at most :data:`MAX_LEN` characters, so a column sized for it never wraps.
 The workbook and CSV keep full precision; these are for reading, not for computing.
 """
+
 from __future__ import annotations
 
 import math
 
-MAX_LEN = 8          # "999 µs", "1.23 ms", "262 ms", "1.23 ks" ...: the widest is 7; 8 leaves room
+MAX_LEN = 8  # "999 µs", "1.23 ms", "262 ms", "1.23 ks" ...: the widest is 7; 8 leaves room
 
 
 def _finite(v) -> bool:
@@ -23,7 +24,7 @@ def sig3(v: float) -> str:
         return "0"
     if abs(v) >= 999.5:
         return f"{v:,.0f}"
-    r = float(f"{v:.3g}")               # round first: 0.9996 -> 1.0 has two decimals, not three
+    r = float(f"{v:.3g}")  # round first: 0.9996 -> 1.0 has two decimals, not three
     if abs(r) < 0.001:
         return f"{v:.0e}"
     digits = 2 - int(math.floor(math.log10(abs(r))))

@@ -7,6 +7,7 @@ TB/s × FLOP/byte = 10^12 B/s × FLOP/B = TFLOP/s; the ridge of a precision sits
 FLOP/byte = peak / bandwidth (H100 SXM BF16: 989.4 / 3.35 = 295 FLOP/byte).
 Plain SVG written here, no plotting library: see docs/analyze.md ("HTML report").
 """
+
 from __future__ import annotations
 
 import math
@@ -17,9 +18,21 @@ from perfreport.writers import numfmt
 
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 W, H = 960, 560
-ML, MR, MT, MB = 70, 190, 20, 50          # margins: the right one holds the legend
-PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
-           "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#d62728"]
+ML, MR, MT, MB = 70, 190, 20, 50  # margins: the right one holds the legend
+PALETTE = [
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+    "#1f77b4",
+    "#d62728",
+]
 
 
 def escape(v) -> str:
@@ -33,8 +46,14 @@ def _decades(lo: float, hi: float) -> tuple[int, int]:
 
 def points(rows) -> list[dict]:
     """Rows that can be placed: positive FLOP/byte and achieved TFLOP/s."""
-    return [r for r in rows if isinstance(r.get("ai"), (int, float)) and isinstance(r.get("tflops"), (int, float))
-            and r["ai"] > 0 and r["tflops"] > 0]
+    return [
+        r
+        for r in rows
+        if isinstance(r.get("ai"), (int, float))
+        and isinstance(r.get("tflops"), (int, float))
+        and r["ai"] > 0
+        and r["tflops"] > 0
+    ]
 
 
 def ceilings(spec, rows) -> list[tuple[str, float]]:
@@ -54,10 +73,12 @@ def hover(r: dict) -> str:
     lines = [str(r.get("name") or "")]
     if r.get("shape"):
         lines.append(f"shape: {r['shape']}")
-    lines += [f"category: {r.get('category') or ''}",
-              f"GPU time: {numfmt.time_us(r.get('time'))} ({numfmt.pct(r.get('share'))}), {r.get('count')} calls",
-              f"FLOP/byte: {numfmt.number(r['ai'])}",
-              f"achieved: {numfmt.number(r['tflops'])} TFLOP/s, {numfmt.number(r.get('tbps'))} TB/s"]
+    lines += [
+        f"category: {r.get('category') or ''}",
+        f"GPU time: {numfmt.time_us(r.get('time'))} ({numfmt.pct(r.get('share'))}), {r.get('count')} calls",
+        f"FLOP/byte: {numfmt.number(r['ai'])}",
+        f"achieved: {numfmt.number(r['tflops'])} TFLOP/s, {numfmt.number(r.get('tbps'))} TB/s",
+    ]
     if r.get("roofline") is not None:
         lines.append(f"roofline: {numfmt.pct(r['roofline'])} ({r.get('bound')}-bound, {r.get('compute spec')})")
     if r.get("flags"):
@@ -96,47 +117,56 @@ def roofline_svg(rows, spec) -> str:
     def Y(v):
         return MT + ph - (math.log10(v) - y0) / (y1 - y0) * ph
 
-    out = [f'<svg id="roofline" role="img" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
-           f'font-family="sans-serif" font-size="12">',
-           "<title>Roofline: arithmetic intensity vs achieved TFLOP/s</title>",
-           f'<rect x="{ML}" y="{MT}" width="{pw}" height="{ph}" fill="#fff" stroke="#999"/>']
-    for d in range(x0, x1 + 1):                      # grid and tick labels, one per decade
-        x = X(10.0 ** d)
+    out = [
+        f'<svg id="roofline" role="img" viewBox="0 0 {W} {H}" width="{W}" height="{H}" '
+        f'font-family="sans-serif" font-size="12">',
+        "<title>Roofline: arithmetic intensity vs achieved TFLOP/s</title>",
+        f'<rect x="{ML}" y="{MT}" width="{pw}" height="{ph}" fill="#fff" stroke="#999"/>',
+    ]
+    for d in range(x0, x1 + 1):  # grid and tick labels, one per decade
+        x = X(10.0**d)
         out.append(f'<line x1="{x:.1f}" y1="{MT}" x2="{x:.1f}" y2="{MT + ph}" stroke="#eee"/>')
         out.append(f'<text x="{x:.1f}" y="{MT + ph + 16}" text-anchor="middle">{_tick(d)}</text>')
     for d in range(y0, y1 + 1):
-        y = Y(10.0 ** d)
+        y = Y(10.0**d)
         out.append(f'<line x1="{ML}" y1="{y:.1f}" x2="{ML + pw}" y2="{y:.1f}" stroke="#eee"/>')
         out.append(f'<text x="{ML - 6}" y="{y + 4:.1f}" text-anchor="end">{_tick(d)}</text>')
     out.append(f'<text x="{ML + pw / 2}" y="{H - 10}" text-anchor="middle">arithmetic intensity (FLOP/byte)</text>')
-    out.append(f'<text transform="translate(16 {MT + ph / 2}) rotate(-90)" text-anchor="middle">'
-               "achieved TFLOP/s</text>")
+    out.append(
+        f'<text transform="translate(16 {MT + ph / 2}) rotate(-90)" text-anchor="middle">achieved TFLOP/s</text>'
+    )
     if bw and ceil:
         top = max(pk for _, pk in ceil)
-        xa, xb = 10.0 ** x0, min(top / bw, 10.0 ** x1)
-        ya = max(bw * xa, 10.0 ** y0)
+        xa, xb = 10.0**x0, min(top / bw, 10.0**x1)
+        ya = max(bw * xa, 10.0**y0)
         xa = ya / bw
-        out.append(f'<line class="ceiling" x1="{X(xa):.1f}" y1="{Y(ya):.1f}" x2="{X(xb):.1f}" '
-                   f'y2="{Y(bw * xb):.1f}" stroke="#333" stroke-width="2"><title>memory: '
-                   f'{bw:g} TB/s × FLOP/byte</title></line>')
+        out.append(
+            f'<line class="ceiling" x1="{X(xa):.1f}" y1="{Y(ya):.1f}" x2="{X(xb):.1f}" '
+            f'y2="{Y(bw * xb):.1f}" stroke="#333" stroke-width="2"><title>memory: '
+            f'{bw:g} TB/s × FLOP/byte</title></line>'
+        )
         out.append(f'<text x="{X(xa) + 8:.1f}" y="{Y(ya) - 8:.1f}" fill="#333">{bw:g} TB/s</text>')
         for k, pk in ceil:
             xr = pk / bw
-            out.append(f'<line class="ceiling" x1="{X(xr):.1f}" y1="{Y(pk):.1f}" x2="{ML + pw}" '
-                       f'y2="{Y(pk):.1f}" stroke="#333" stroke-width="2" stroke-dasharray="6 3">'
-                       f'<title>{escape(k)}: {pk:g} TFLOP/s (ridge at {xr:.0f} FLOP/byte)</title></line>')
-            out.append(f'<text x="{ML + pw - 4}" y="{Y(pk) - 5:.1f}" text-anchor="end" fill="#333">'
-                       f'{escape(k)} {pk:g}</text>')
+            out.append(
+                f'<line class="ceiling" x1="{X(xr):.1f}" y1="{Y(pk):.1f}" x2="{ML + pw}" '
+                f'y2="{Y(pk):.1f}" stroke="#333" stroke-width="2" stroke-dasharray="6 3">'
+                f'<title>{escape(k)}: {pk:g} TFLOP/s (ridge at {xr:.0f} FLOP/byte)</title></line>'
+            )
+            out.append(
+                f'<text x="{ML + pw - 4}" y="{Y(pk) - 5:.1f}" text-anchor="end" fill="#333">{escape(k)} {pk:g}</text>'
+            )
     else:
-        out.append(f'<text x="{ML + 10}" y="{MT + 20}" fill="#a00">no GPU spec: no ceilings '
-                   "(use --arch)</text>")
+        out.append(f'<text x="{ML + 10}" y="{MT + 20}" fill="#a00">no GPU spec: no ceilings (use --arch)</text>')
     col = colours(pts)
     tmax = max((p.get("time") or 0.0) for p in pts) or 1.0
-    for p in sorted(pts, key=lambda p: -(p.get("time") or 0.0)):     # big first, small on top
+    for p in sorted(pts, key=lambda p: -(p.get("time") or 0.0)):  # big first, small on top
         r = 3.0 + 17.0 * math.sqrt(max(0.0, (p.get("time") or 0.0) / tmax))
         c = col[str(p.get("category") or "")]
-        out.append(f'<circle class="pt" cx="{X(p["ai"]):.1f}" cy="{Y(p["tflops"]):.1f}" r="{r:.1f}" '
-                   f'fill="{c}" fill-opacity="0.6" stroke="{c}"><title>{escape(hover(p))}</title></circle>')
+        out.append(
+            f'<circle class="pt" cx="{X(p["ai"]):.1f}" cy="{Y(p["tflops"]):.1f}" r="{r:.1f}" '
+            f'fill="{c}" fill-opacity="0.6" stroke="{c}"><title>{escape(hover(p))}</title></circle>'
+        )
     ly = MT + 10
     out.append(f'<text x="{W - MR + 16}" y="{ly}" font-weight="bold">category</text>')
     for cat, c in col.items():
@@ -149,7 +179,7 @@ def roofline_svg(rows, spec) -> str:
 
 
 def _tick(d: int) -> str:
-    v = 10.0 ** d
+    v = 10.0**d
     return f"{v:g}" if -3 <= d <= 4 else f"1e{d}"
 
 

@@ -5,6 +5,7 @@ console, the workbook's leading columns and the HTML page agree. Columns a repor
 ``flags`` before the self-audit adds it, or roofline figures without a GPU spec) come back as
 None and are left out by the writers.
 """
+
 from __future__ import annotations
 
 from perfreport.writers.cells import rows
@@ -33,8 +34,16 @@ LEAD = {
 }
 
 # the workbook's unified sheet starts with these columns, in this order (then all others)
-WORKBOOK_LEAD = ["name", "category", "time sum (µs)", "percent (%)", "roofline mean (%)", "bound",
-                 "flags", "input dims"]
+WORKBOOK_LEAD = [
+    "name",
+    "category",
+    "time sum (µs)",
+    "percent (%)",
+    "roofline mean (%)",
+    "bound",
+    "flags",
+    "input dims",
+]
 
 
 def find_sheet(report, name: str):
@@ -60,7 +69,7 @@ def top_rows(report, n: int | None) -> list[dict]:
     """The ``n`` rows with the most GPU time (the sheet is already sorted by it)."""
     data = unified_rows(report)
     data.sort(key=lambda r: -(r["time"] or 0.0))
-    return data if n is None else data[:max(0, n)]
+    return data if n is None else data[: max(0, n)]
 
 
 def gpu_breakdown(report) -> list[tuple[str, dict]]:
@@ -100,5 +109,14 @@ def spec_facts(spec) -> list[tuple[str, str]]:
     return out
 
 
-__all__ = ["LEAD", "UNIFIED", "WORKBOOK_LEAD", "coverage_lines", "find_sheet", "gpu_breakdown",
-           "spec_facts", "top_rows", "unified_rows"]
+__all__ = [
+    "LEAD",
+    "UNIFIED",
+    "WORKBOOK_LEAD",
+    "coverage_lines",
+    "find_sheet",
+    "gpu_breakdown",
+    "spec_facts",
+    "top_rows",
+    "unified_rows",
+]

@@ -10,6 +10,7 @@ file; compared by inode, so hard links and symlinks are caught too). ``--csv-dir
 a directory or creatable, and may not hold a non-regular ``*.csv`` entry where a sheet's
 CSV goes; :func:`check_csv_names` repeats the exact check once the sheet names are known.
 """
+
 from __future__ import annotations
 
 import errno
@@ -35,7 +36,7 @@ def default_output(trace: str) -> Path:
     try:
         regular = stat.S_ISREG(os.stat(p).st_mode)
     except OSError:
-        regular = True          # the reader reports it
+        regular = True  # the reader reports it
     return p.with_name(f"{name}_perf_report.xlsx") if regular else Path(f"{name}_perf_report.xlsx")
 
 
@@ -48,9 +49,14 @@ def _add_dir_or_file(out: dict, p: str, what_dir: str, what_file: str) -> None:
         out[p] = what_file
 
 
-def input_files(trace: str, graph_capture: str | None = None, arch: str | None = None,
-                models: list = (), model_config: str | None = None,
-                others: dict | None = None) -> dict[str, str]:
+def input_files(
+    trace: str,
+    graph_capture: str | None = None,
+    arch: str | None = None,
+    models: list = (),
+    model_config: str | None = None,
+    others: dict | None = None,
+) -> dict[str, str]:
     """{path: what it is} for every input file an output must not replace (``others``:
     {path: what} added as is, a directory standing for the files in it)."""
     out: dict[str, str] = {}
@@ -129,12 +135,13 @@ def _existing_dir(d: Path, shown: str, create: bool) -> Path:
                 raise BadInput(shown, "path too long") from None
             raise BadInput(shown, f"cannot use {probe}: {exc.strerror}") from None
         if not stat.S_ISDIR(st.st_mode):
-            raise BadInput(shown, f"{probe} is {kind(st.st_mode) if not stat.S_ISREG(st.st_mode) else 'a file'}, not a directory")
+            raise BadInput(
+                shown, f"{probe} is {kind(st.st_mode) if not stat.S_ISREG(st.st_mode) else 'a file'}, not a directory"
+            )
         limit = _name_max(probe)
         for name in missing:
             if len(os.fsencode(name)) > limit:
-                raise BadInput(shown, f"directory name too long ({len(os.fsencode(name))} bytes; "
-                                      f"the limit is {limit})")
+                raise BadInput(shown, f"directory name too long ({len(os.fsencode(name))} bytes; the limit is {limit})")
         return probe
 
 
@@ -142,7 +149,7 @@ def check_outputs(files, csv_dir: Path | None, inputs: dict[str, str]) -> None:
     """Refuse unusable output targets before any work (see the module docstring).
     ``files``: a file target (workbook, JSON) or a list of them; None entries are skipped."""
     ids = _ids(inputs)
-    for xlsx in (files if isinstance(files, (list, tuple)) else [files]):
+    for xlsx in files if isinstance(files, (list, tuple)) else [files]:
         if xlsx is None:
             continue
         xlsx = Path(xlsx)
@@ -150,8 +157,7 @@ def check_outputs(files, csv_dir: Path | None, inputs: dict[str, str]) -> None:
         parent = _existing_dir(xlsx.absolute().parent, shown, create=False)
         limit = _name_max(parent)
         if len(os.fsencode(xlsx.name)) > limit:
-            raise BadInput(shown, f"file name too long ({len(os.fsencode(xlsx.name))} bytes; "
-                                  f"the limit is {limit})")
+            raise BadInput(shown, f"file name too long ({len(os.fsencode(xlsx.name))} bytes; the limit is {limit})")
         _same_as_input(xlsx, ids)
         real = resolve_target(xlsx)
         _probe(real.absolute().parent, shown)

@@ -1,4 +1,5 @@
 """CSV and JSON output of sheets (files or stdout)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -62,6 +63,7 @@ def write_csv_dir(sheets, directory: str | Path, protect: dict | None = None) ->
     temporary beside it before the first is renamed into place, so a refusal, a full disk
     or an interrupt leaves none of the new files (and no temporary)."""
     from perfreport.writers.targets import check_csv_names
+
     d = Path(directory)
     check_csv_names(d, [sh.name for sh in sheets], protect or {})
     created = []
@@ -82,9 +84,9 @@ def write_csv_dir(sheets, directory: str | Path, protect: dict | None = None) ->
                 tmp.write_text(csv_text(sh), encoding="utf-8")
                 out.append(p)
     except BaseException:
-        _rmdirs(created)      # the directories this call made, if still empty
+        _rmdirs(created)  # the directories this call made, if still empty
         raise
-    return out        # the ExitStack renamed them all (in reverse order) once all were written
+    return out  # the ExitStack renamed them all (in reverse order) once all were written
 
 
 def _rmdirs(dirs) -> None:
@@ -128,4 +130,5 @@ def print_sheet(sheet, fmt: str, stream=None, coverage=None) -> None:
         write_stdout(json_text(sheet, coverage), stream)
     else:
         from perfreport.writers.console import table_text
+
         write_stdout(table_text(sheet), stream)

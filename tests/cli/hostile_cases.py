@@ -6,6 +6,7 @@ recovers from) a check of the report's numbers. :func:`run_case` runs it with a 
 and asserts the contract every case shares: no traceback, exactly the expected number of
 stderr lines, no file left behind that the case does not allow, every input byte-identical.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -20,33 +21,69 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-CLI = [sys.executable, "-m", "perfreport.cli"]
+CLI = [sys.executable, "-m", "perfreport.cli.app"]
 ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-KERNEL_US = 10.0          # every generated kernel lasts 10 µs
+KERNEL_US = 10.0  # every generated kernel lasts 10 µs
 
 
 def events(names=("gemm",), dims=None, op_args=None):
     """Per name: a cpu_op aten::mm [64,128]x[128,32] BF16, its launch, and a 10 µs kernel."""
     ev = []
     for i, kn in enumerate(names):
-        args = {"External id": i, "Input Dims": [[64, 128], [128, 32]] if dims is None else dims,
-                "Input type": ["c10::BFloat16", "c10::BFloat16"],
-                "Input Strides": [[128, 1], [32, 1]], "Concrete Inputs": ["", ""]}
+        args = {
+            "External id": i,
+            "Input Dims": [[64, 128], [128, 32]] if dims is None else dims,
+            "Input type": ["c10::BFloat16", "c10::BFloat16"],
+            "Input Strides": [[128, 1], [32, 1]],
+            "Concrete Inputs": ["", ""],
+        }
         args.update(op_args or {})
-        ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
-                   "ts": 100.0 * i, "dur": 50.0, "args": args})
-        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
-                   "ts": 100.0 * i + 10, "dur": 5.0, "args": {"correlation": i, "External id": i}})
-        ev.append({"ph": "X", "cat": "kernel", "name": kn, "pid": 0, "tid": 7, "ts": 100.0 * i + 20,
-                   "dur": KERNEL_US, "args": {"device": 0, "stream": 7, "correlation": i,
-                                              "External id": i}})
+        ev.append(
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": "aten::mm",
+                "pid": 1,
+                "tid": 1,
+                "ts": 100.0 * i,
+                "dur": 50.0,
+                "args": args,
+            }
+        )
+        ev.append(
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "pid": 1,
+                "tid": 1,
+                "ts": 100.0 * i + 10,
+                "dur": 5.0,
+                "args": {"correlation": i, "External id": i},
+            }
+        )
+        ev.append(
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": kn,
+                "pid": 0,
+                "tid": 7,
+                "ts": 100.0 * i + 20,
+                "dur": KERNEL_US,
+                "args": {"device": 0, "stream": 7, "correlation": i, "External id": i},
+            }
+        )
     return ev
 
 
 def doc(names=("gemm",), meta=None, **kw) -> dict:
-    d = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],
-         "traceEvents": events(names, **kw)}
+    d = {
+        "schemaVersion": 1,
+        "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],
+        "traceEvents": events(names, **kw),
+    }
     d.update(meta or {})
     return d
 
@@ -58,11 +95,12 @@ def dump(d) -> bytes:
 @dataclass
 class Spec:
     """What a case built: the CLI arguments (after ``analyze``), stdin, allowed outputs."""
+
     args: list
     stdin: bytes | Callable | None = None
-    outputs: tuple = ()                   # paths (relative to the case dir) that may appear
-    wrapper: str | None = None            # python code run instead of ``-m perfreport.cli``
-    shell: str | None = None              # a bash command; "$@" is the CLI (for <(...), > /dev/full)
+    outputs: tuple = ()  # paths (relative to the case dir) that may appear
+    wrapper: str | None = None  # python code run instead of ``-m perfreport.cli.app``
+    shell: str | None = None  # a bash command; "$@" is the CLI (for <(...), > /dev/full)
     preexec: Callable | None = None
 
 
@@ -71,12 +109,12 @@ class Case:
     name: str
     make: Callable[[Path], Spec]
     rc: int
-    needle: str | None = None            # must appear in the stderr line(s), case-insensitive
+    needle: str | None = None  # must appear in the stderr line(s), case-insensitive
     lines: int = 1
-    check: Callable | None = None         # check(dir, proc) for recovered cases
+    check: Callable | None = None  # check(dir, proc) for recovered cases
     timeout: float = 60.0
     max_rss_mb: float | None = None
-    max_s: float | None = None            # wall-time bound on the run (output checks)
+    max_s: float | None = None  # wall-time bound on the run (output checks)
     skip: Callable[[], str | None] = field(default=lambda: None)
 
 
@@ -114,9 +152,15 @@ def run_case(case: Case, d: Path):
     else:
         cmd = ([sys.executable, "-c", spec.wrapper] if spec.wrapper else CLI) + ["analyze", *spec.args]
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=d, stdin=subprocess.PIPE if spec.stdin is not None else subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=spec.preexec,
-                            env=ENV)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=d,
+        stdin=subprocess.PIPE if spec.stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=spec.preexec,
+        env=ENV,
+    )
     feeder = None
     if callable(spec.stdin):
         feeder = threading.Thread(target=_feed, args=(proc, spec.stdin), daemon=True)
@@ -128,8 +172,11 @@ def run_case(case: Case, d: Path):
 
     def drain(name, stream):
         out[name] = stream.read()
-    readers = [threading.Thread(target=drain, args=(n, s), daemon=True)
-               for n, s in (("stdout", proc.stdout), ("stderr", proc.stderr))]
+
+    readers = [
+        threading.Thread(target=drain, args=(n, s), daemon=True)
+        for n, s in (("stdout", proc.stdout), ("stderr", proc.stderr))
+    ]
     for r in readers:
         r.start()
     try:
@@ -153,12 +200,11 @@ def run_case(case: Case, d: Path):
     after = snapshot(d)
     for p, h in before.items():
         assert after.get(p) == h, f"{case.name}: input {p} changed or vanished"
-    left = [p for p in set(after) - set(before)
-            if not any(p == o or p.startswith(o + os.sep) for o in spec.outputs)]
+    left = [p for p in set(after) - set(before) if not any(p == o or p.startswith(o + os.sep) for o in spec.outputs)]
     assert not left, f"{case.name}: files left behind: {sorted(left)}"
     if case.max_s is not None:
         assert elapsed < case.max_s, f"{case.name}: took {elapsed:.1f} s"
-    if case.max_rss_mb is not None:        # VmHWM of the CLI process, written by PEAK_RSS
+    if case.max_rss_mb is not None:  # VmHWM of the CLI process, written by PEAK_RSS
         kb = int((d / "peak_rss_kb.txt").read_text())
         assert kb / 1024 < case.max_rss_mb, f"{case.name}: peak RSS {kb} KB"
     proc.stdout_bytes = out.get("stdout", b"")
@@ -179,7 +225,7 @@ def _hwm():
             open("peak_rss_kb.txt", "w").write(line.split()[1])
 atexit.register(_hwm)
 sys.argv = ["perfreport", *sys.argv[1:]]
-from perfreport.cli import main
+from perfreport.cli.app import main
 main()
 """
 

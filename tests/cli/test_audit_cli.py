@@ -1,4 +1,5 @@
 """analyze --min-coverage (exit 3), --audit, coverage in --format json and the notes sheet."""
+
 from __future__ import annotations
 
 import json
@@ -15,13 +16,14 @@ TRACE = FIX / "h100_qwen_0.5b.json.gz"
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "perfreport.cli", "analyze", str(TRACE), *args],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "perfreport.cli.app", "analyze", str(TRACE), *args], capture_output=True, text=True
+    )
 
 
 @pytest.fixture(scope="module")
 def modelled_pct():
-    return analyze(str(TRACE)).coverage.modelled_pct       # 65.3% on this trace
+    return analyze(str(TRACE)).coverage.modelled_pct  # 65.3% on this trace
 
 
 def test_min_coverage_gate(tmp_path, modelled_pct):
@@ -30,10 +32,10 @@ def test_min_coverage_gate(tmp_path, modelled_pct):
     r = run("-o", str(out), "-q", "--min-coverage", "70")
     assert r.returncode == 3
     assert f"modelled {modelled_pct:.1f}% of the GPU time is below --min-coverage 70%" in r.stderr
-    assert out.exists()                                    # the report is still written
+    assert out.exists()  # the report is still written
     wb = load_workbook(out, read_only=True)
     notes = {row[0]: row[1] for row in wb["notes"].iter_rows(min_row=2, values_only=True)}
-    assert notes["coverage"].startswith(f"coverage of ") and f"modelled {modelled_pct:.1f}%" in notes["coverage"]
+    assert notes["coverage"].startswith("coverage of ") and f"modelled {modelled_pct:.1f}%" in notes["coverage"]
     assert run("-o", str(out), "-q", "--min-coverage", "60").returncode == 0
 
 

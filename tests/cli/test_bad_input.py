@@ -1,7 +1,7 @@
 """Bad input: one line on stderr naming the file, exit code 2, never a traceback."""
+
 from __future__ import annotations
 
-import gzip
 import json
 import subprocess
 import sys
@@ -12,8 +12,9 @@ from tests.conftest import FIX
 
 
 def run(*args, stdin: bytes | None = None, cwd=None):
-    return subprocess.run([sys.executable, "-m", "perfreport.cli", *args], input=stdin,
-                          capture_output=True, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "perfreport.cli.app", *args], input=stdin, capture_output=True, cwd=cwd
+    )
 
 
 def _one_line(p, name):
@@ -26,8 +27,16 @@ def _one_line(p, name):
 
 
 def _ev(**kw):
-    e = {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.0, "dur": 2.0,
-         "args": {"device": 0, "stream": 7, "correlation": 1}}
+    e = {
+        "ph": "X",
+        "cat": "kernel",
+        "name": "k",
+        "pid": 0,
+        "tid": 7,
+        "ts": 1.0,
+        "dur": 2.0,
+        "args": {"device": 0, "stream": 7, "correlation": 1},
+    }
     e.update(kw)
     return e
 
@@ -107,6 +116,7 @@ def test_no_gpu_events_gives_cpu_sheets_and_exit_3(tmp_path):
     line = _one_line(r, "cpu_block.json.gz")
     assert "no GPU events" in line
     from openpyxl import load_workbook
+
     wb = load_workbook(out, read_only=True)
     assert {"ops_summary", "ops_unique_args", "unified_perf_summary"} <= set(wb.sheetnames)
 

@@ -1,5 +1,6 @@
 """CLI conventions: -h, --version, a default shown for every option, choices listed, an
 Examples block per command; archs fits 120 columns; --format tsv; --sheet prefix."""
+
 from __future__ import annotations
 
 import csv
@@ -12,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from perfreport import __version__
-from perfreport.cli import app
+from perfreport.cli.app import app
 from tests.conftest import FIX
 
 COMMANDS = ["analyze", "diff", "archs", "bench-pa"]
@@ -59,12 +60,12 @@ def test_every_option_says_its_default(cmd):
 def test_examples_block(cmd):
     ex = [line for line in help_text(cmd).split("Examples:")[1].splitlines() if line.strip()]
     assert len(ex) >= 2
-    assert all(line.startswith("    ") and "perfreport " in line for line in ex)   # one per line, as written
+    assert all(line.startswith("    ") and "perfreport " in line for line in ex)  # one per line, as written
 
 
 def test_defaults_in_brackets_survive():
     text = " ".join(help_text("analyze").split())
-    assert "[default: <trace stem>_perf_report.xlsx beside the trace]" in text   # was eaten by rich markup
+    assert "[default: <trace stem>_perf_report.xlsx beside the trace]" in text  # was eaten by rich markup
     assert "[default: only when stdout is a terminal]" in text
     assert "[GPU: 32; CPU: 2]" in " ".join(help_text("bench-pa").split())
 
@@ -77,40 +78,85 @@ def test_choices_listed():
 
 
 def test_bad_format_one_line():
-    r = subprocess.run([sys.executable, "-m", "perfreport.cli", "analyze", str(FIX / "cpu_block.json.gz"),
-                        "--format", "xml"], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "perfreport.cli.app", "analyze", str(FIX / "cpu_block.json.gz"), "--format", "xml"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2
     assert r.stderr.strip() == "perfreport: --format must be one of csv, tsv, json, table, not 'xml'"
 
 
 def test_tsv_splits_on_tabs_with_commas_in_cells():
-    r = subprocess.run([sys.executable, "-m", "perfreport.cli", "analyze", str(FIX / "h100_qwen_0.5b.json.gz"),
-                        "--sheet", "unified", "--format", "tsv", "-q"], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "perfreport.cli.app",
+            "analyze",
+            str(FIX / "h100_qwen_0.5b.json.gz"),
+            "--sheet",
+            "unified",
+            "--format",
+            "tsv",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     rows = list(csv.reader(io.StringIO(r.stdout), delimiter="\t", quoting=csv.QUOTE_NONE))
     head = rows[0]
     assert head[0] == "name" and all(len(x) == len(head) for x in rows)
     dims = head.index("input dims")
-    assert any(", " in x[dims] for x in rows[1:])             # commas inside a cell, split right
+    assert any(", " in x[dims] for x in rows[1:])  # commas inside a cell, split right
 
 
 def test_archs_fits_120_columns():
-    r = subprocess.run([sys.executable, "-m", "perfreport.cli", "archs"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "perfreport.cli.app", "archs"], capture_output=True, text=True)
     assert r.returncode == 0
     lines = r.stdout.splitlines()
     assert max(len(line.rstrip()) for line in lines) <= 120
-    assert not any(len(line) > 120 for line in lines)       # not padded to 250 either
+    assert not any(len(line) > 120 for line in lines)  # not padded to 250 either
     row = next(line for line in lines if line.strip().startswith("matrix_bf16"))
-    assert "989.4" in row and "1307.4" in row                 # H100/H200 and MI300X on one line
+    assert "989.4" in row and "1307.4" in row  # H100/H200 and MI300X on one line
     assert any("NVIDIA H100 SXM5 80GB" in line for line in lines)
 
 
 def test_format_table_never_folds_a_number():
-    r = subprocess.run([sys.executable, "-m", "perfreport.cli", "analyze", str(FIX / "h100_qwen_0.5b.json.gz"),
-                        "--sheet", "unified", "--format", "table", "-q"], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "perfreport.cli.app",
+            "analyze",
+            str(FIX / "h100_qwen_0.5b.json.gz"),
+            "--sheet",
+            "unified",
+            "--format",
+            "table",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     body = [line for line in r.stdout.splitlines() if line.startswith("│")]
-    csv_rows = subprocess.run([sys.executable, "-m", "perfreport.cli", "analyze", str(FIX / "h100_qwen_0.5b.json.gz"),
-                               "--sheet", "unified", "--format", "tsv", "-q"], capture_output=True, text=True)
-    assert len(body) == len(csv_rows.stdout.splitlines()) - 1     # one line per row: nothing wrapped
-    assert "4,055.251" in body[0] and "aten::mm" in body[0]     # aten::mm time sum in full
+    csv_rows = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "perfreport.cli.app",
+            "analyze",
+            str(FIX / "h100_qwen_0.5b.json.gz"),
+            "--sheet",
+            "unified",
+            "--format",
+            "tsv",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert len(body) == len(csv_rows.stdout.splitlines()) - 1  # one line per row: nothing wrapped
+    assert "4,055.251" in body[0] and "aten::mm" in body[0]  # aten::mm time sum in full

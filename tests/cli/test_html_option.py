@@ -1,4 +1,5 @@
 """analyze --html FILE / --with-html, --top, and the no-spec message naming the device."""
+
 from __future__ import annotations
 
 import gzip
@@ -12,8 +13,7 @@ TRACE = FIX / "h100_qwen_0.5b.json.gz"
 
 
 def run(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "perfreport.cli", *args], capture_output=True, text=True,
-                          cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "perfreport.cli.app", *args], capture_output=True, text=True, cwd=cwd)
 
 
 def test_html_file_and_top(tmp_path):
@@ -22,7 +22,7 @@ def test_html_file_and_top(tmp_path):
     assert r.returncode == 0, r.stderr
     text = page.read_text(encoding="utf-8")
     assert text.count("<tr>") - 1 >= 7 and "Top 7 of " in text
-    assert not list(tmp_path.glob("*.xlsx"))            # --sheet without -o: no workbook
+    assert not list(tmp_path.glob("*.xlsx"))  # --sheet without -o: no workbook
 
 
 def test_with_html_beside_the_workbook(tmp_path):
@@ -37,7 +37,8 @@ def test_with_html_needs_a_workbook(tmp_path):
     r = run("analyze", str(TRACE), "--sheet", "gpu_timeline", "--with-html", cwd=tmp_path)
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [
-        "perfreport: --with-html needs a workbook (-o FILE, or no --sheet); use --html FILE"]
+        "perfreport: --with-html needs a workbook (-o FILE, or no --sheet); use --html FILE"
+    ]
 
 
 def test_html_never_overwrites_the_input(tmp_path):
@@ -58,4 +59,4 @@ def test_no_spec_matched_names_the_device(tmp_path):
     assert "none matched" in r.stderr and "Imaginary GPU 9000" in r.stderr
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert 'class="ceiling"' not in page and "no GPU spec: no ceilings" in page
-    assert 'class="pt"' in page                     # FLOPs and bytes come from the models, not the spec
+    assert 'class="pt"' in page  # FLOPs and bytes come from the models, not the spec

@@ -1,5 +1,6 @@
 """`perfreport analyze DIR` (several traces, one per rank) with --min-coverage, --audit, --html,
 --with-html and --format json: the options of a single trace, per rank and over all ranks."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,9 @@ from tests.multi.rank_fragments import write_fragments
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "perfreport.cli", "analyze", *map(str, args)],
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "perfreport.cli.app", "analyze", *map(str, args)], capture_output=True, text=True
+    )
 
 
 @pytest.fixture(scope="module")
@@ -32,12 +34,14 @@ def test_min_coverage_names_each_rank_below_and_the_total(ranks, tmp_path):
     assert r.returncode == 3, r.stderr
     assert r.stderr.splitlines() == [
         f"perfreport: rank 0 ({ranks / 'rank0.json'}): modelled 5.1% of the GPU time is below --min-coverage 12%",
-        f"perfreport: rank 1 ({ranks / 'rank1.json'}): modelled 10.3% of the GPU time is below --min-coverage 12%"]
-    assert out.is_file()                                   # the report is still written
+        f"perfreport: rank 1 ({ranks / 'rank1.json'}): modelled 10.3% of the GPU time is below --min-coverage 12%",
+    ]
+    assert out.is_file()  # the report is still written
     r = cli(ranks, "-o", out, "-q", "--engine", "serial", "--min-coverage", "15")
     assert r.returncode == 3
-    assert r.stderr.splitlines()[-1] == ("perfreport: all ranks: modelled 13.0% of the GPU time over 4 ranks "
-                                         "is below --min-coverage 15%")
+    assert r.stderr.splitlines()[-1] == (
+        "perfreport: all ranks: modelled 13.0% of the GPU time over 4 ranks is below --min-coverage 15%"
+    )
     assert cli(ranks, "-o", out, "-q", "--engine", "serial", "--min-coverage", "5").returncode == 0
 
 
@@ -52,11 +56,11 @@ def test_audit_lists_flags_per_rank(tmp_path):
     paths[1].write_text(json.dumps(doc))
     r = cli(d, "--sheet", "ranks", "--format", "csv", "--engine", "serial", "--audit")
     assert r.returncode == 0, r.stderr
-    out = r.stdout[r.stdout.index("self-audit"):].splitlines()
+    out = r.stdout[r.stdout.index("self-audit") :].splitlines()
     assert out[0] == "self-audit (2 ranks)"
     i0, i1 = out.index(f"rank 0 ({paths[0]}):"), out.index(f"rank 1 ({paths[1]}):")
     assert out[i0 + 1].startswith("  flags: none")
-    rank1 = "\n".join(out[i1 + 1:])
+    rank1 = "\n".join(out[i1 + 1 :])
     assert "above roofline: 1 row(s)" in rank1 and "aten::mm ((64, 64), (64, 64)) x1" in rank1
     assert "fit in the 50 MiB last-level cache" in rank1
     assert any(x.startswith("coverage of rank 1's ") for x in out[1:i0])
@@ -69,9 +73,9 @@ def test_html_one_page_for_the_merged_report(ranks, tmp_path):
     text = page.read_text(encoding="utf-8")
     assert "<h1>perfreport: 4 ranks (merged)</h1>" in text
     assert "coverage of 772.0 µs GPU time over 4 ranks: modelled 13.0%" in text
-    assert text.count('class="pt"') == 4                   # aten::mm on each rank, on one chart
+    assert text.count('class="pt"') == 4  # aten::mm on each rank, on one chart
     assert "Top 1 of 2 ops by their slowest rank" in text
-    assert not list(tmp_path.glob("*.xlsx"))               # --sheet without -o: no workbook
+    assert not list(tmp_path.glob("*.xlsx"))  # --sheet without -o: no workbook
     out = tmp_path / "w.xlsx"
     assert cli(ranks, "-o", out, "--with-html", "-q", "--engine", "serial").returncode == 0
     assert (tmp_path / "w.html").is_file()
@@ -90,4 +94,5 @@ def test_json_sheet_carries_the_coverage_of_every_rank(ranks):
     cov = json.loads(r.stdout)["coverage"]
     assert cov["total (µs)"] == pytest.approx(772.0) and cov["modelled (µs)"] == pytest.approx(100.0)
     assert {k: v["modelled (µs)"] for k, v in cov["ranks"].items()} == pytest.approx(
-        {"0": 10.0, "1": 20.0, "2": 30.0, "3": 40.0})
+        {"0": 10.0, "1": 20.0, "2": 30.0, "3": 40.0}
+    )

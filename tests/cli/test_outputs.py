@@ -1,4 +1,5 @@
 """Outputs: workbook layout, CSV dir, one sheet on stdout, atomic writes, quiet pipes."""
+
 from __future__ import annotations
 
 import csv
@@ -17,8 +18,9 @@ TRACE = FIX / "h100_qwen_0.5b.json.gz"
 
 
 def run(*args, cwd=None, stdin=None):
-    return subprocess.run([sys.executable, "-m", "perfreport.cli", *args], capture_output=True,
-                          cwd=cwd, input=stdin)
+    return subprocess.run(
+        [sys.executable, "-m", "perfreport.cli.app", *args], capture_output=True, cwd=cwd, input=stdin
+    )
 
 
 @pytest.fixture(scope="module")
@@ -34,17 +36,24 @@ def report(tmp_path_factory):
 def test_default_workbook_beside_input_and_quiet_stdout(report):
     d, r = report
     assert (d / "trace_perf_report.xlsx").exists()
-    assert r.stdout == b""                     # stdout is a pipe: no decoration
-    assert not [p for p in d.iterdir() if p.name.startswith(".")]   # no temp files left
+    assert r.stdout == b""  # stdout is a pipe: no decoration
+    assert not [p for p in d.iterdir() if p.name.startswith(".")]  # no temp files left
 
 
 def test_workbook_is_made_for_reading(report):
     d, _ = report
     wb = load_workbook(d / "trace_perf_report.xlsx")
-    for name in ("gpu_timeline", "ops_summary", "ops_unique_args", "kernel_summary",
-                 "short_kernels", "ops_summary_by_category", "unified_perf_summary"):
+    for name in (
+        "gpu_timeline",
+        "ops_summary",
+        "ops_unique_args",
+        "kernel_summary",
+        "short_kernels",
+        "ops_summary_by_category",
+        "unified_perf_summary",
+    ):
         ws = wb[name]
-        assert ws.freeze_panes == "B2", name          # header row and first column
+        assert ws.freeze_panes == "B2", name  # header row and first column
         assert ws.auto_filter.ref and ws.auto_filter.ref.startswith("A1:"), name
         assert ws.column_dimensions["A"].width >= 8
     ws = wb["ops_summary"]
@@ -62,8 +71,15 @@ def test_workbook_is_made_for_reading(report):
 def test_csv_dir_has_every_sheet(report):
     d, _ = report
     names = {p.stem for p in (d / "csv").glob("*.csv")}
-    assert {"gpu_timeline", "ops_summary", "ops_unique_args", "kernel_summary", "short_kernels",
-            "ops_summary_by_category", "unified_perf_summary"} <= names
+    assert {
+        "gpu_timeline",
+        "ops_summary",
+        "ops_unique_args",
+        "kernel_summary",
+        "short_kernels",
+        "ops_summary_by_category",
+        "unified_perf_summary",
+    } <= names
     rows = list(csv.DictReader(open(d / "csv" / "ops_summary.csv", encoding="utf-8")))
     mul = next(r for r in rows if r["name"] == "aten::mul")
     assert float(mul["direct kernel time (µs)"]) == pytest.approx(6752.9, abs=0.01)
@@ -74,7 +90,7 @@ def test_sheet_to_stdout_csv_and_json(tmp_path):
     assert r.returncode == 0, r.stderr.decode()
     rows = list(csv.DictReader(io.StringIO(r.stdout.decode())))
     assert [x["type"] for x in rows][:4] == ["computation", "exposed comm", "exposed memcpy", "idle"]
-    assert not list(tmp_path.glob("*.xlsx"))   # --sheet without -o writes no workbook
+    assert not list(tmp_path.glob("*.xlsx"))  # --sheet without -o writes no workbook
     r = run("analyze", str(TRACE), "--sheet", "ops_summary", "--format", "json", "-q")
     doc = json.loads(r.stdout)
     assert doc["sheet"] == "ops_summary" and doc["rows"][0]["name"]
@@ -110,8 +126,9 @@ def test_summary_forced_in_a_pipe_and_file_mode(tmp_path):
     assert "GPU timeline" in text and "unified_perf_summary" in text and "aten::mm" in text
     import os
     import stat
+
     mode = stat.S_IMODE(os.stat(out).st_mode)
-    assert mode & 0o044                  # readable by others, like any file the user writes
+    assert mode & 0o044  # readable by others, like any file the user writes
 
 
 def test_notes_sheet_names_source_spec_and_rank(tmp_path):
@@ -121,5 +138,5 @@ def test_notes_sheet_names_source_spec_and_rank(tmp_path):
     notes = [": ".join(map(str, row)) for row in load_workbook(out)["notes"].iter_rows(values_only=True)]
     text = "\n".join(notes)
     assert "vllm_decode_graph.json.gz" in text
-    assert "AMD Instinct MI300X" in text            # spec detected although the name is empty
+    assert "AMD Instinct MI300X" in text  # spec detected although the name is empty
     assert "rank 0 of 1" in text

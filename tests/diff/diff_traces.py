@@ -17,17 +17,26 @@ def slowed_copy(src: Path, dst: Path, op_name: str, dims, factor: float = 2.0) -
     with gzip.open(src, "rt") as fh:
         doc = json.load(fh)
     evs = doc["traceEvents"]
-    spans = [(e["pid"], e["tid"], e["ts"], e["ts"] + e["dur"]) for e in evs
-             if e.get("ph") == "X" and e.get("cat") == "cpu_op" and e.get("name") == op_name
-             and (e.get("args") or {}).get("Input Dims") == dims]
-    corr = {e["args"]["correlation"] for e in evs
-            if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")
-            and any(p == e["pid"] and t == e["tid"] and a <= e["ts"] <= b for p, t, a, b in spans)}
+    spans = [
+        (e["pid"], e["tid"], e["ts"], e["ts"] + e["dur"])
+        for e in evs
+        if e.get("ph") == "X"
+        and e.get("cat") == "cpu_op"
+        and e.get("name") == op_name
+        and (e.get("args") or {}).get("Input Dims") == dims
+    ]
+    corr = {
+        e["args"]["correlation"]
+        for e in evs
+        if e.get("ph") == "X"
+        and e.get("cat") in ("cuda_runtime", "cuda_driver")
+        and any(p == e["pid"] and t == e["tid"] and a <= e["ts"] <= b for p, t, a, b in spans)
+    }
     gpu = [e for e in evs if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memset", "gpu_memcpy")]
     # stretch the op's events and push the later events of the same stream back by as much,
     # as a slower kernel would: no stream runs two kernels at once by this stretch (events
     # that overlap on one stream count once in the op tables)
-    added: dict = {}             # (device, stream) -> [(original end, extra µs)]
+    added: dict = {}  # (device, stream) -> [(original end, extra µs)]
     n = 0
     for e in sorted(gpu, key=lambda e: e["ts"]):
         a = e.get("args") or {}

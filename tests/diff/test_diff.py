@@ -1,4 +1,5 @@
 """perfreport diff: matching rules, self-diff, one op slowed 2x, report inputs, the CI gate."""
+
 from __future__ import annotations
 
 import json
@@ -46,40 +47,100 @@ def test_one_op_slowed_2x_shows_exactly_that_op_at_half_speed(slow_diff):
     assert r["match"] == "name+shapes+dtypes" and r["status"] == "slower"
     assert r["speedup (A/B)"] == pytest.approx(0.5, rel=1e-12)
     assert r["time B (µs)"] == pytest.approx(2 * r["time A (µs)"], rel=1e-12)
-    assert ops[0]["name"] == SLOW_OP[0]                 # largest |delta| first
+    assert ops[0]["name"] == SLOW_OP[0]  # largest |delta| first
     # the roofline share halves with the time (same FLOPs and bytes, twice the time)
     assert r["roofline mean B (%)"] == pytest.approx(r["roofline mean A (%)"] / 2, rel=1e-9)
 
 
 def test_gate_fails_only_beyond_the_threshold(slow_diff, self_diff):
     bad = regressions(slow_diff, 50.0, top=5)
-    assert any(SLOW_OP[0] in line for line in bad)      # +100% > 50%
-    assert regressions(slow_diff, 150.0, top=5) == []   # +100% < 150%
+    assert any(SLOW_OP[0] in line for line in bad)  # +100% > 50%
+    assert regressions(slow_diff, 150.0, top=5) == []  # +100% < 150%
     assert regressions(self_diff, 0.0, top=100) == []
 
 
 def test_matching_rules_in_order_and_each_row_once():
-    a = [{"name": "aten::mm", "category": "GEMM", "input dims": "(4, 8), (8, 16)", "input types": "float, float",
-          "count": 2, "time sum (µs)": 10.0, "kernels": "gemm_a [stream 7] x2, mean 5.000 µs"},
-         {"name": "aten::add", "category": "elementwise", "input dims": "(4)", "input types": "float",
-          "count": 1, "time sum (µs)": 3.0, "kernels": "add_k [stream 7] x1, mean 3.000 µs"},
-         {"name": "(unlinked) nccl_ar", "category": "unlinked", "input dims": "", "input types": "",
-          "count": 1, "time sum (µs)": 7.0, "kernels": "nccl_ar [stream 9] x1, mean 7.000 µs"},
-         {"name": "aten::gone", "category": "other", "input dims": "", "input types": "",
-          "count": 1, "time sum (µs)": 1.0, "kernels": ""}]
-    b = [{"name": "aten::mm", "category": "GEMM", "input dims": "(4, 8), (8, 16)", "input types": "float, float",
-          "count": 2, "time sum (µs)": 8.0, "kernels": "gemm_b [stream 7] x2, mean 4.000 µs"},
-         {"name": "aten::add", "category": "elementwise", "input dims": "(8)", "input types": "float",
-          "count": 1, "time sum (µs)": 6.0, "kernels": "add_k [stream 7] x1, mean 6.000 µs"},
-         {"name": "c10d::allreduce_", "category": "other", "input dims": "", "input types": "",
-          "count": 1, "time sum (µs)": 7.5, "kernels": "nccl_ar [stream 9] x1, mean 7.500 µs"},
-         {"name": "aten::new", "category": "other", "input dims": "", "input types": "",
-          "count": 1, "time sum (µs)": 2.0, "kernels": "new_k [stream 7] x1, mean 2.000 µs"}]
+    a = [
+        {
+            "name": "aten::mm",
+            "category": "GEMM",
+            "input dims": "(4, 8), (8, 16)",
+            "input types": "float, float",
+            "count": 2,
+            "time sum (µs)": 10.0,
+            "kernels": "gemm_a [stream 7] x2, mean 5.000 µs",
+        },
+        {
+            "name": "aten::add",
+            "category": "elementwise",
+            "input dims": "(4)",
+            "input types": "float",
+            "count": 1,
+            "time sum (µs)": 3.0,
+            "kernels": "add_k [stream 7] x1, mean 3.000 µs",
+        },
+        {
+            "name": "(unlinked) nccl_ar",
+            "category": "unlinked",
+            "input dims": "",
+            "input types": "",
+            "count": 1,
+            "time sum (µs)": 7.0,
+            "kernels": "nccl_ar [stream 9] x1, mean 7.000 µs",
+        },
+        {
+            "name": "aten::gone",
+            "category": "other",
+            "input dims": "",
+            "input types": "",
+            "count": 1,
+            "time sum (µs)": 1.0,
+            "kernels": "",
+        },
+    ]
+    b = [
+        {
+            "name": "aten::mm",
+            "category": "GEMM",
+            "input dims": "(4, 8), (8, 16)",
+            "input types": "float, float",
+            "count": 2,
+            "time sum (µs)": 8.0,
+            "kernels": "gemm_b [stream 7] x2, mean 4.000 µs",
+        },
+        {
+            "name": "aten::add",
+            "category": "elementwise",
+            "input dims": "(8)",
+            "input types": "float",
+            "count": 1,
+            "time sum (µs)": 6.0,
+            "kernels": "add_k [stream 7] x1, mean 6.000 µs",
+        },
+        {
+            "name": "c10d::allreduce_",
+            "category": "other",
+            "input dims": "",
+            "input types": "",
+            "count": 1,
+            "time sum (µs)": 7.5,
+            "kernels": "nccl_ar [stream 9] x1, mean 7.500 µs",
+        },
+        {
+            "name": "aten::new",
+            "category": "other",
+            "input dims": "",
+            "input types": "",
+            "count": 1,
+            "time sum (µs)": 2.0,
+            "kernels": "new_k [stream 7] x1, mean 2.000 µs",
+        },
+    ]
     ms = match_rows(a, b)
     by = {(m.a or m.b).rows[0]["name"]: m for m in ms}
     assert by["aten::mm"].rule == "name+shapes+dtypes"
-    assert by["aten::add"].rule == "name+category"            # shapes changed
-    assert by["(unlinked) nccl_ar"].rule == "kernel name"     # now launched by an op
+    assert by["aten::add"].rule == "name+category"  # shapes changed
+    assert by["(unlinked) nccl_ar"].rule == "kernel name"  # now launched by an op
     assert by["aten::gone"].rule == "vanished" and by["aten::new"].rule == "appeared"
     assert sum(len(m.a.rows) for m in ms if m.a) == len(a)
     assert sum(len(m.b.rows) for m in ms if m.b) == len(b)
@@ -88,13 +149,14 @@ def test_matching_rules_in_order_and_each_row_once():
 
 def test_report_json_workbook_and_csv_dir_inputs_match_the_trace(tmp_path, slow_diff, slowed_trace):
     from perfreport import analyze
+
     ra, rb = analyze(str(H100)), analyze(str(slowed_trace))
     ra.to_json(tmp_path / "a.json")
     rb.to_csv_dir(tmp_path / "b_csv")
     ra.to_excel(tmp_path / "a.xlsx")
     cols = ["match", "name", "input dims", "time A (µs)", "time B (µs)", "speedup (A/B)"]
     want = [[r[c] for c in cols] for r in slow_diff.sheet("diff_ops").records()]
-    d = diff(str(tmp_path / "a.json"), str(tmp_path / "b_csv"))      # exact round trips
+    d = diff(str(tmp_path / "a.json"), str(tmp_path / "b_csv"))  # exact round trips
     assert [[r[c] for c in cols] for r in d.sheet("diff_ops").records()] == want
     assert d.sheet("diff_gpu_timeline").records() == slow_diff.sheet("diff_gpu_timeline").records()
     # a workbook keeps 15 significant digits (Excel's precision): equal to ~1e-13
@@ -119,14 +181,31 @@ def test_mi300x_against_h100_matches_ops_by_shape():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "perfreport.cli", "diff", *map(str, args)],
-                          capture_output=True, text=True, cwd=ROOT,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [sys.executable, "-m", "perfreport.cli.app", "diff", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_cli_gate_exit_codes_and_outputs(tmp_path, slowed_trace):
-    r = _cli(H100, slowed_trace, "--fail-if-slower", "50", "--top", "3", "-q",
-             "--json", tmp_path / "d.json", "--csv-dir", tmp_path / "csv", "-o", tmp_path / "d.xlsx")
+    r = _cli(
+        H100,
+        slowed_trace,
+        "--fail-if-slower",
+        "50",
+        "--top",
+        "3",
+        "-q",
+        "--json",
+        tmp_path / "d.json",
+        "--csv-dir",
+        tmp_path / "csv",
+        "-o",
+        tmp_path / "d.xlsx",
+    )
     assert r.returncode == 1, r.stderr
     assert "slower by more than 50%" in r.stderr and "aten::mm" in r.stderr
     doc = json.loads((tmp_path / "d.json").read_text())
@@ -148,14 +227,28 @@ def test_cli_bad_input_is_one_line(tmp_path):
 
 
 def test_single_sheet_json_input(tmp_path, slowed_trace):
-    out = subprocess.run([sys.executable, "-m", "perfreport.cli", "analyze", str(slowed_trace), "-q",
-                          "--sheet", "unified_perf_summary", "--format", "json"],
-                         capture_output=True, text=True, cwd=ROOT,
-                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "perfreport.cli.app",
+            "analyze",
+            str(slowed_trace),
+            "-q",
+            "--sheet",
+            "unified_perf_summary",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert out.returncode == 0, out.stderr
     (tmp_path / "b.json").write_text(out.stdout)
     d = diff(str(H100), str(tmp_path / "b.json"))
     changed = [r for r in d.sheet("diff_ops").records() if r["delta (µs)"] != 0.0]
     assert [(r["name"], r["speedup (A/B)"]) for r in changed] == [(SLOW_OP[0], pytest.approx(0.5))]
-    tl = d.sheet("diff_gpu_timeline").records()          # a single sheet has no timeline:
-    assert tl and all(r["time B (ms)"] is None and r["delta (ms)"] is None for r in tl)   # A's only
+    tl = d.sheet("diff_gpu_timeline").records()  # a single sheet has no timeline:
+    assert tl and all(r["time B (ms)"] is None and r["delta (ms)"] is None for r in tl)  # A's only

@@ -1,4 +1,5 @@
 """Shared helper: the first op of a name in a serving_* fixture, with its registered model."""
+
 from functools import lru_cache
 from pathlib import Path
 

@@ -1,4 +1,5 @@
 """aten::cat / aten::stack / aten::index_select: 0 FLOP, bytes worked out by hand."""
+
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -13,14 +14,20 @@ FIX = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def _op(name, dims, types, concrete, meta=None):
-    return SimpleNamespace(name=name, args={"Input Dims": dims, "Input type": types,
-                                            "Concrete Inputs": concrete}, perf_meta=meta or {})
+    return SimpleNamespace(
+        name=name, args={"Input Dims": dims, "Input type": types, "Concrete Inputs": concrete}, perf_meta=meta or {}
+    )
 
 
 def test_cat_two_bf16_halves():
     # the RoPE rotate-half concatenation of the H100 Qwen trace: 2 x (16,16,559,32), 2-byte elements
-    op = _op("aten::cat", [[[16, 16, 559, 32], [16, 16, 559, 32]], []], ["TensorList", "Scalar"],
-             ["", "-1"], {"element_bytes": 2})
+    op = _op(
+        "aten::cat",
+        [[[16, 16, 559, 32], [16, 16, 559, 32]], []],
+        ["TensorList", "Scalar"],
+        ["", "-1"],
+        {"element_bytes": 2},
+    )
     m = Concat(op)
     # 16*16*559*32 = 4,579,328 elements each; read 2 x 4,579,328 x 2 B, write the same
     assert m.bytes() == 2 * (2 * 4_579_328) * 2 == 36_634_624
@@ -36,8 +43,7 @@ def test_cat_without_element_size_says_why():
 
 def test_index_select_embedding_lookup():
     # embedding rows: self (151936, 1024) bf16, dim 0, index 8944 int64
-    op = _op("aten::index_select", [[151936, 1024], [], [8944]], ["c10::BFloat16", "Scalar", "long int"],
-             ["", "0", ""])
+    op = _op("aten::index_select", [[151936, 1024], [], [8944]], ["c10::BFloat16", "Scalar", "long int"], ["", "0", ""])
     m = IndexSelect(op)
     # index 8944 x 8 B = 71,552; rows read 8944 x 1024 x 2 B = 18,317,312; written the same
     assert m.out_shape == (8944, 1024)

@@ -1,4 +1,5 @@
 """Inductor Triton kernel models on cpu_ops recorded as Inductor's launcher records them."""
+
 import pytest
 
 from perfreport.errors import ModelError
@@ -30,7 +31,7 @@ def test_gather_counts_only_indexed_rows():
     m = model("inductor", "triton_poi_fused__to_copy_embedding_3")
     # ids 16·8 = 128 + table [1000, 32] f32 capped at xnumel 512 elements = 2048 + out 1024
     assert m.bytes() == 128 + 2048 + 1024
-    assert m.flops() == 0                     # copy/embedding only: bytes, no FLOPs
+    assert m.flops() == 0  # copy/embedding only: bytes, no FLOPs
 
 
 def test_mm_template_is_a_gemm():

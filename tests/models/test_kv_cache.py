@@ -25,7 +25,7 @@ def test_reshape_and_cache_flash_fp8_uint8_cache():
 
 def test_reshape_and_cache_5d():
     m = model("kv_cache", "_C_cache_ops::reshape_and_cache")
-    assert m.bytes() == 640 + 640 + 40 + 8          # layout does not change the traffic
+    assert m.bytes() == 640 + 640 + 40 + 8  # layout does not change the traffic
 
 
 def test_concat_and_cache_mla():
@@ -43,8 +43,7 @@ def test_sglang_store_cache():
 
 
 def test_vllm_decode_capture_row():
-    tree = load_tree(str(FIX / "vllm_decode_graph.json.gz"),
-                     graph_capture=str(FIX / "vllm_decode_capture"))
+    tree = load_tree(str(FIX / "vllm_decode_graph.json.gz"), graph_capture=str(FIX / "vllm_decode_capture"))
     m = KVCacheWrite(tree.ops_named("_C_cache_ops::reshape_and_cache_flash")[0])
     # key/value [32, 8, 64] bf16: 2·32·8·64 = 32768 elements, read 65536 B + written 65536 B
     # (bf16 cache [224304, 32, 8, 64]) + slot mapping 32·8 = 256 + two 0-d float scales 8
@@ -58,12 +57,13 @@ def test_sglang_store_cache_real_signature_2d_cache_rows():
     name, so the profiler records ``sglang::store_cache`` with 8 inputs; the caches are
     2-d rows ``[slots, H*D]``. Stand-in with that schema: scripts/capture_graph_fixtures.py."""
     from perfreport.models.registry import model_for
+
     tree = load_tree(str(FIX / "sglang_tiny_capture" / "capture.json.gz"))
     ops = [o for o in tree.ops_named("sglang::store_cache") if o.args["Input Dims"][0][0] == 4]
-    assert len(ops) == 2 * 3                      # 2 layers x (2 warm-ups + the capture) at bs 4
+    assert len(ops) == 2 * 3  # 2 layers x (2 warm-ups + the capture) at bs 4
     op = ops[0]
     assert op.args["Input Dims"] == [[4, 32], [4, 32], [64, 32], [64, 32], [4], [], [], []]
-    assert op.args["Concrete Inputs"][5:] == ["64", "0", "64"]   # row_bytes, num_split, size_limit
+    assert op.args["Concrete Inputs"][5:] == ["64", "0", "64"]  # row_bytes, num_split, size_limit
     assert model_for("sglang::store_cache") is KVCacheWrite
     m = KVCacheWrite(op)
     assert isinstance(m, KVCacheWrite) and m.T == 4 and len(m.caches) == 2

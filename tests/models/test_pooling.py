@@ -1,4 +1,5 @@
 """Pooling / resampling / serving norm models on real CPU aten ops and stand-ins."""
+
 from perfreport.models.pooling import pool_out
 from tests.models.serving_ops import model
 
@@ -27,7 +28,7 @@ def test_max_pool2d_with_indices_backward():
 
 def test_upsample_nearest_2d_scale_factors_and_1d_size():
     m = model("vision", "aten::upsample_nearest2d")
-    assert m.out_shape == (2, 4, 16, 16)            # .vec overload: scale_factors [2., 2.]
+    assert m.out_shape == (2, 4, 16, 16)  # .vec overload: scale_factors [2., 2.]
     assert (m.flops(), m.bytes()) == (2048, 2048 + 8192)
     m = model("vision", "aten::upsample_nearest1d")
     assert m.out_shape == (2, 4, 9)

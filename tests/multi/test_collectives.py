@@ -7,6 +7,7 @@ transfer time is 50 µs. Message: 4 Mi bf16 elements = 4,194,304 * 2 = 8,388,608
   busbw (all-reduce, n = 4) = 167.77216 * 2 * 3 / 4 = 251.65824 GB/s; of H100 NVLink 450 GB/s
   per direction: 55.9240533...%
 """
+
 from __future__ import annotations
 
 import pytest
@@ -26,18 +27,19 @@ def test_skew_straggler_and_bandwidth_from_known_offsets(tmp_path):
     # the alignment by baseTimeNanoseconds must undo it exactly
     paths = []
     for r in range(4):
-        paths += write_fragments(tmp_path / f"r{r}", 4, base_shift_ns=7500 * r)[r:r + 1]
+        paths += write_fragments(tmp_path / f"r{r}", 4, base_shift_ns=7500 * r)[r : r + 1]
     rep = analyze_ranks([str(p) for p in paths], jobs=1)
     rows = _calls(rep)
     assert [r["seq"] for r in rows] == [1, 2, 3]
     for i, row in enumerate(rows):
         assert row["ranks seen"] == row["group size"] == 4
-        assert row["start skew (µs)"] == pytest.approx((3 + i % 3) * 3, abs=1e-6)   # rank 3 - rank 0
+        assert row["start skew (µs)"] == pytest.approx((3 + i % 3) * 3, abs=1e-6)  # rank 3 - rank 0
         assert row["straggler rank"] == 3
-        assert [row[f"rank {r} arrival (µs)"] for r in range(4)] == \
-            pytest.approx([(3 + i % 3) * r for r in range(4)], abs=1e-6)
+        assert [row[f"rank {r} arrival (µs)"] for r in range(4)] == pytest.approx(
+            [(3 + i % 3) * r for r in range(4)], abs=1e-6
+        )
         assert row["transfer time (µs)"] == pytest.approx(50.0, abs=1e-6)
-        assert row["time min (µs)"] == pytest.approx(50.0, abs=1e-6)     # the straggler's kernel
+        assert row["time min (µs)"] == pytest.approx(50.0, abs=1e-6)  # the straggler's kernel
         assert row["message size (B)"] == 8_388_608
         assert row["algbw (GB/s)"] == pytest.approx(167.77216, rel=1e-7)
         assert row["busbw factor"] == pytest.approx(1.5)
@@ -59,7 +61,11 @@ def test_two_groups_with_the_same_seq_stay_apart(tmp_path):
     write_fragments(tmp_path / "d", 2, extra_pg=True)
     rows = _calls(analyze_ranks(str(tmp_path / "d"), jobs=1))
     assert sorted((r["process group"], r["pg description"], r["seq"]) for r in rows) == [
-        ("0", "default_pg", 1), ("0", "default_pg", 2), ("0", "default_pg", 3), ("1", "tp", 1)]
+        ("0", "default_pg", 1),
+        ("0", "default_pg", 2),
+        ("0", "default_pg", 3),
+        ("1", "tp", 1),
+    ]
 
 
 def test_a_call_missing_on_one_rank_is_reported(tmp_path):
@@ -76,8 +82,15 @@ def test_a_call_missing_on_one_rank_is_reported(tmp_path):
 def test_busbw_factors_of_nccl_tests():
     assert busbw_factor("allreduce", 8) == pytest.approx(2 * 7 / 8)
     assert busbw_factor("allreduce_coalesced", 2) == pytest.approx(1.0)
-    for name in ("reduce_scatter", "_reduce_scatter_base", "allgather", "_allgather_base",
-                 "allgather_into_tensor_coalesced", "all_to_all", "alltoall_base"):
+    for name in (
+        "reduce_scatter",
+        "_reduce_scatter_base",
+        "allgather",
+        "_allgather_base",
+        "allgather_into_tensor_coalesced",
+        "all_to_all",
+        "alltoall_base",
+    ):
         assert busbw_factor(name, 4) == pytest.approx(3 / 4), name
     for name in ("broadcast", "reduce", "send", "recv"):
         assert busbw_factor(name, 4) == 1.0
@@ -89,8 +102,15 @@ def test_calls_read_from_kernel_args_without_record_param_comms(tmp_path):
     write_fragments(tmp_path / "kernels", 4, kernels_only=True)
     with_ops = _calls(analyze_ranks(str(tmp_path / "ops"), jobs=1))
     rep = analyze_ranks(str(tmp_path / "kernels"), jobs=1)
-    cols = ["seq", "ranks seen", "start skew (µs)", "straggler rank", "transfer time (µs)",
-            "message size (B)", "busbw (GB/s)"]
+    cols = [
+        "seq",
+        "ranks seen",
+        "start skew (µs)",
+        "straggler rank",
+        "transfer time (µs)",
+        "message size (B)",
+        "busbw (GB/s)",
+    ]
     assert [[r[c] for c in cols] for r in _calls(rep)] == [[r[c] for c in cols] for r in with_ops]
     assert any("read from NCCL/RCCL kernel args" in n for n in rep.sheet("collectives").notes)
 
@@ -98,7 +118,20 @@ def test_calls_read_from_kernel_args_without_record_param_comms(tmp_path):
 def test_record_param_comms_dtype_names():
     # c10::ScalarType names as record_param_comms records them -> bytes per element
     from perfreport.models.dtypes import bytes_per_element
-    sizes = {"BFloat16": 2, "Half": 2, "Float": 4, "Double": 8, "Long": 8, "Int": 4, "Short": 2,
-             "Byte": 1, "Char": 1, "Bool": 1, "Float8_e4m3fn": 1, "Float8_e4m3fnuz": 1,
-             "ComplexFloat": 8}
+
+    sizes = {
+        "BFloat16": 2,
+        "Half": 2,
+        "Float": 4,
+        "Double": 8,
+        "Long": 8,
+        "Int": 4,
+        "Short": 2,
+        "Byte": 1,
+        "Char": 1,
+        "Bool": 1,
+        "Float8_e4m3fn": 1,
+        "Float8_e4m3fnuz": 1,
+        "ComplexFloat": 8,
+    }
     assert {k: bytes_per_element(k) for k in sizes} == sizes

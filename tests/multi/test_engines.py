@@ -3,6 +3,7 @@
 Four rank traces built from the shared H100 trace by scripts/make_rank_traces.py
 (distributedInfo rank/world_size, per-rank kernel scaling, 8 all-reduce calls with Seq).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -39,8 +40,11 @@ def test_serial_merged_report(serial):
     ranks = serial.sheet("ranks").records()
     assert [r["rank"] for r in ranks] == list(range(RANKS))
     assert {r["rank from"] for r in ranks} == {"distributedInfo"}
-    mm = next(r for r in serial.sheet("ops_by_rank").records()
-              if r["name"] == "aten::mm" and r["input dims"] == "(8944, 1024), (1024, 2816)")
+    mm = next(
+        r
+        for r in serial.sheet("ops_by_rank").records()
+        if r["name"] == "aten::mm" and r["input dims"] == "(8944, 1024), (1024, 2816)"
+    )
     # rank r's kernels are 1 + 0.05 r times longer: the slowest rank is the last, and
     # max / min = 1.15 (each duration rounded to 1 ns by the generator)
     assert mm["slowest rank"] == RANKS - 1 and mm["ranks with it"] == RANKS
@@ -58,8 +62,10 @@ def test_jobs_2_is_byte_identical_to_serial(rank_dir, serial):
     assert _texts(par) == _texts(serial)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ray") is None,
-                    reason="ray is not installed (pip install 'perfreport[ray]'; make test installs it)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None,
+    reason="ray is not installed (pip install 'perfreport[ray]'; make test installs it)",
+)
 def test_local_ray_is_byte_identical_to_serial(rank_dir, serial):
     # the engine starts a local instance with ray.init(num_cpus=2) and stops it after
     rep = analyze_ranks(str(rank_dir), jobs=2, engine="ray")

@@ -1,5 +1,6 @@
 """Multi-rank inputs: directories, globs, ranks from distributedInfo / file name / position,
 and the CLI block of `perfreport analyze` with several traces."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,11 @@ def test_rank_from_file_name():
 
 def test_assign_ranks_fills_gaps_and_rejects_duplicates():
     got = assign_ranks([("a", 1, "file name"), ("b", None, ""), ("c", None, "")])
-    assert got == [("a", 1, "file name"), ("b", 0, "position in the input list"),
-                   ("c", 2, "position in the input list")]
+    assert got == [
+        ("a", 1, "file name"),
+        ("b", 0, "position in the input list"),
+        ("c", 2, "position in the input list"),
+    ]
     with pytest.raises(BadInput, match="rank 1 is also the rank of a"):
         assign_ranks([("a", 1, "distributedInfo"), ("b", 1, "file name")])
 
@@ -49,9 +53,13 @@ def test_rank_from_the_file_name_when_distributed_info_is_missing(tmp_path):
 
 
 def _cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "perfreport.cli", "analyze", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [sys.executable, "-m", "perfreport.cli.app", "analyze", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_cli_merged_report_per_rank_reports_and_csv(tmp_path):
@@ -59,7 +67,7 @@ def test_cli_merged_report_per_rank_reports_and_csv(tmp_path):
     write_fragments(d, 2)
     r = _cli(d, "-j", "2", "--csv-dir", tmp_path / "csv", "--per-rank", tmp_path / "per", "-q")
     assert r.returncode == 0, r.stderr
-    assert (tmp_path / "run_merged_perf_report.xlsx").is_file()          # beside the directory
+    assert (tmp_path / "run_merged_perf_report.xlsx").is_file()  # beside the directory
     assert sorted(p.name for p in (tmp_path / "per").iterdir()) == ["rank0_perf_report.xlsx", "rank1_perf_report.xlsx"]
     assert (tmp_path / "csv" / "collectives.csv").is_file()
     s = _cli(d / "rank0.json", d / "rank1.json", "--sheet", "collectives", "--format", "json", "--engine", "serial")

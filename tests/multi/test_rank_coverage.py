@@ -1,6 +1,7 @@
 """Coverage of a multi-rank run (perfreport/multi/coverage.py): per rank and over all ranks, the
 same figures in the notes, the notes sheet, the console and the JSON; the per-rank audit and
 chart points that travel back from the workers."""
+
 from __future__ import annotations
 
 import io
@@ -32,7 +33,7 @@ def test_per_rank_and_total_hand_values(run):
     # kernels (communication). GPU time per rank (the ranks sheet): 196, 194, 192, 190 µs
     assert [c.total_us for c in cov.ranks.values()] == pytest.approx([196.0, 194.0, 192.0, 190.0])
     assert [c.modelled_us for c in cov.ranks.values()] == pytest.approx([10.0, 20.0, 30.0, 40.0])
-    assert cov.ranks[3].modelled_pct == pytest.approx(100 * 40 / 190)          # 21.05%
+    assert cov.ranks[3].modelled_pct == pytest.approx(100 * 40 / 190)  # 21.05%
     # all ranks: 100 of 772 µs = 12.95% modelled, 672 µs communication
     assert cov.total.total_us == pytest.approx(772.0)
     assert cov.modelled_pct == pytest.approx(100 * 100 / 772)
@@ -42,13 +43,16 @@ def test_per_rank_and_total_hand_values(run):
     for rank, p in enumerate(paths):
         assert cov.ranks[rank].to_dict() == perfreport.analyze(str(p)).coverage.to_dict()
     lines = cov.lines()
-    assert lines[0] == ("coverage of 772.0 µs GPU time over 4 ranks: modelled 13.0%, communication 87.0%, "
-                        "memcpy/memset 0.0%, unmodelled 0.0%")
+    assert lines[0] == (
+        "coverage of 772.0 µs GPU time over 4 ranks: modelled 13.0%, communication 87.0%, "
+        "memcpy/memset 0.0%, unmodelled 0.0%"
+    )
     assert lines[-4:] == [
         "coverage of rank 0's 196.0 µs GPU time: modelled 5.1%, communication 94.9%, memcpy/memset 0.0%, unmodelled 0.0%",
         "coverage of rank 1's 194.0 µs GPU time: modelled 10.3%, communication 89.7%, memcpy/memset 0.0%, unmodelled 0.0%",
         "coverage of rank 2's 192.0 µs GPU time: modelled 15.6%, communication 84.4%, memcpy/memset 0.0%, unmodelled 0.0%",
-        "coverage of rank 3's 190.0 µs GPU time: modelled 21.1%, communication 78.9%, memcpy/memset 0.0%, unmodelled 0.0%"]
+        "coverage of rank 3's 190.0 µs GPU time: modelled 21.1%, communication 78.9%, memcpy/memset 0.0%, unmodelled 0.0%",
+    ]
     # --min-coverage 15: ranks 0 (5.1%) and 1 (10.3%) and the total (13.0%) are under
     assert [(r, round(p, 1)) for r, p, _ in cov.below(15.0)] == [(0, 5.1), (1, 10.3), (None, 13.0)]
     assert cov.below(5.0) == []
@@ -64,7 +68,7 @@ def test_every_output_states_the_same_figures(run, tmp_path):
     wb = openpyxl.load_workbook(tmp_path / "m.xlsx", read_only=True)
     notes = [r[1] for r in wb["notes"].iter_rows(min_row=2, values_only=True)]
     wb.close()
-    assert [n for n in notes if "coverage" in n] == lines                 # each once, in order
+    assert [n for n in notes if "coverage" in n] == lines  # each once, in order
     con = Console(file=io.StringIO(), width=400)
     print_summary_multi(rep, con)
     out = con.file.getvalue()
@@ -78,7 +82,7 @@ def test_every_output_states_the_same_figures(run, tmp_path):
 def test_workers_send_the_audit_and_chart_points(run):
     _, rep = run
     assert sorted(rep.rank_audits) == [0, 1, 2, 3]
-    assert all(a["count"] == 0 for a in rep.rank_audits.values())       # nothing odd in these
+    assert all(a["count"] == 0 for a in rep.rank_audits.values())  # nothing odd in these
     # one chart point per rank: aten::mm, 2·64³ = 524,288 FLOP over 3·64·64·4 = 49,152 B
     pts = rep.rank_points
     assert [len(pts[r]) for r in range(4)] == [1, 1, 1, 1]

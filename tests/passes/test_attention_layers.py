@@ -1,9 +1,10 @@
 """Pass "attention layers": layer index from the position in the step, window from the config."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
-from perfreport.model_config import parse_model_config
+from perfreport.read.model_config import parse_model_config
 from perfreport.passes.attention_layers import attention_layers
 from perfreport.pipeline import load_tree
 from perfreport.tree import Op, TraceTree
@@ -29,8 +30,9 @@ def _tree(n_steps, per_step, cfg):
 
 def _cfg(layers, window=128):
     lt = ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(layers)]
-    return parse_model_config({"hidden_size": 64, "num_hidden_layers": layers,
-                               "sliding_window": window, "layer_types": lt}, "test")
+    return parse_model_config(
+        {"hidden_size": 64, "num_hidden_layers": layers, "sliding_window": window, "layer_types": lt}, "test"
+    )
 
 
 def test_position_in_each_step_is_the_layer():
@@ -41,10 +43,10 @@ def test_position_in_each_step_is_the_layer():
 
 
 def test_two_passes_in_one_step_wrap_and_a_mismatch_writes_nothing():
-    t, ops = _tree(1, 8, _cfg(4))                  # 8 calls, 4 layers: layer = k mod 4
+    t, ops = _tree(1, 8, _cfg(4))  # 8 calls, 4 layers: layer = k mod 4
     attention_layers(t)
     assert [o.perf_meta["layer_index"] for o in ops] == [0, 1, 2, 3, 0, 1, 2, 3]
-    t, ops = _tree(1, 6, _cfg(4))                  # 6 calls, 4 layers: no honest mapping
+    t, ops = _tree(1, 6, _cfg(4))  # 6 calls, 4 layers: no honest mapping
     attention_layers(t)
     assert all("layer_index" not in o.perf_meta for o in ops)
 
@@ -56,9 +58,11 @@ def test_without_model_config_nothing_is_written():
 
 
 def test_vllm_decode_trace_layers_follow_gpt_oss_layer_types():
-    tree = load_tree(str(FIX / "vllm_decode_graph.json.gz"),
-                     graph_capture=str(FIX / "vllm_decode_capture"),
-                     model_config=str(FIX / "gpt_oss_20b_config.json"))
+    tree = load_tree(
+        str(FIX / "vllm_decode_graph.json.gz"),
+        graph_capture=str(FIX / "vllm_decode_capture"),
+        model_config=str(FIX / "gpt_oss_20b_config.json"),
+    )
     ops = sorted(tree.ops_named(UNIFIED), key=lambda o: o.ts)
     assert [o.perf_meta["layer_index"] for o in ops] == list(range(24))
     assert [o.perf_meta["sliding_window"] for o in ops] == [128, 0] * 12

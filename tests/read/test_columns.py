@@ -1,5 +1,6 @@
 """The reader's typed columns (perfreport/read/columns.py): int64 values kept as is, no value as
 NONE, anything else (beyond int64, text) in the side dict, read back exactly."""
+
 from __future__ import annotations
 
 import json
@@ -10,15 +11,49 @@ from perfreport.read.columns import INT64_HI, INT64_LO, CpuColumns
 
 
 def test_side_values_round_trip(tmp_path):
-    big = 2 ** 70                                   # beyond int64: kept in the side dict
-    ev = [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 5,
-           "args": {"External id": 7, "Sequence number": big}},
-          {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 1, "dur": 1,
-           "args": {"External id": "x-3"}},                          # not an int
-          {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 2,
-           "dur": 1, "args": {"correlation": INT64_HI}},             # the largest kept as is
-          {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 3, "dur": 1,
-           "args": {"device": 0, "stream": 7, "correlation": big}}]
+    big = 2**70  # beyond int64: kept in the side dict
+    ev = [
+        {
+            "ph": "X",
+            "cat": "cpu_op",
+            "name": "a",
+            "pid": 1,
+            "tid": 1,
+            "ts": 0,
+            "dur": 5,
+            "args": {"External id": 7, "Sequence number": big},
+        },
+        {
+            "ph": "X",
+            "cat": "cpu_op",
+            "name": "b",
+            "pid": 1,
+            "tid": 1,
+            "ts": 1,
+            "dur": 1,
+            "args": {"External id": "x-3"},
+        },  # not an int
+        {
+            "ph": "X",
+            "cat": "cuda_runtime",
+            "name": "cudaLaunchKernel",
+            "pid": 1,
+            "tid": 1,
+            "ts": 2,
+            "dur": 1,
+            "args": {"correlation": INT64_HI},
+        },  # the largest kept as is
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "k",
+            "pid": 0,
+            "tid": 7,
+            "ts": 3,
+            "dur": 1,
+            "args": {"device": 0, "stream": 7, "correlation": big},
+        },
+    ]
     p = tmp_path / "t.json"
     p.write_text(json.dumps({"traceEvents": ev}))
     col = read_trace(str(p)).records
@@ -31,5 +66,5 @@ def test_side_values_round_trip(tmp_path):
 
 
 def test_sentinels_sit_below_the_kept_range():
-    assert SIDE < INT64_LO and NONE < INT64_LO and INT64_HI == 2 ** 63 - 1
+    assert SIDE < INT64_LO and NONE < INT64_LO and INT64_HI == 2**63 - 1
     assert len(CpuColumns()) == 0

@@ -1,5 +1,6 @@
 """Splitter errors (perfreport/read/diagnose.py): the byte offset and event index do not
 depend on chunking, and an early error costs less than a clean read (issue 10)."""
+
 from __future__ import annotations
 
 import time
@@ -15,21 +16,23 @@ from tests.read.kit import nasty_doc as _nasty_doc
 @pytest.mark.parametrize("chunk", [4, 13, 4096, 1 << 20])
 def test_error_offset_does_not_depend_on_chunking(tmp_path, monkeypatch, chunk):
     data = _nasty_doc()
-    i = data.index(b'"ph": "X"', 2000)           # inside an event, after some whole ones
-    bad = data[:i] + b"," + data[i:]              # '{\n  ,"ph"': a comma where a key must be
+    i = data.index(b'"ph": "X"', 2000)  # inside an event, after some whole ones
+    bad = data[:i] + b"," + data[i:]  # '{\n  ,"ph"': a comma where a key must be
     p = tmp_path / "t.json"
     p.write_bytes(bad)
     monkeypatch.setattr(source, "CHUNK", chunk)
     with pytest.raises(BadInput) as e:
         read_trace(str(p))
-    idx = data[:i].count(b'"ph"')                 # events that start before the bad byte
+    idx = data[:i].count(b'"ph"')  # events that start before the bad byte
     assert f"at byte {i} (in traceEvents[{idx}])" in str(e.value)
 
 
 def _big_trace(n_events: int) -> bytes:
-    tmpl = ('{"ph": "X", "cat": "kernel", "name": "void gemm_kernel<128, 64>(float*, float const*)", '
-            '"pid": 0, "tid": 7, "ts": %d.5, "dur": 3.25, "args": {"device": 0, "stream": 7, '
-            '"correlation": %d, "External id": %d, "grid": [128, 4, 1], "block": [256, 1, 1]}}')
+    tmpl = (
+        '{"ph": "X", "cat": "kernel", "name": "void gemm_kernel<128, 64>(float*, float const*)", '
+        '"pid": 0, "tid": 7, "ts": %d.5, "dur": 3.25, "args": {"device": 0, "stream": 7, '
+        '"correlation": %d, "External id": %d, "grid": [128, 4, 1], "block": [256, 1, 1]}}'
+    )
     body = ",\n".join(tmpl % (i, i, i) for i in range(n_events))
     return ('{"schemaVersion": 1, "traceEvents": [\n' + body + '\n], "traceName": "big"}').encode()
 
@@ -52,14 +55,14 @@ def test_early_error_in_50mb_costs_less_than_a_clean_read(tmp_path):
     assert len(data) > 50_000_000
     clean = tmp_path / "clean.json"
     clean.write_bytes(data)
-    i = data.index(b"}}", 5000) + 2              # the end of an event
+    i = data.index(b"}}", 5000) + 2  # the end of an event
     early = tmp_path / "early.json"
     early.write_bytes(data[:i] + b"," + data[i:])  # ",," between two events
     broken = tmp_path / "broken.json"
-    broken.write_bytes(data[:i - 1] + b",," + data[i:])   # the event's '}' replaced: unbalanced
+    broken.write_bytes(data[: i - 1] + b",," + data[i:])  # the event's '}' replaced: unbalanced
     j = data.index(b"gemm_kernel", 5000)
     utf8 = tmp_path / "utf8.json"
-    utf8.write_bytes(data[:j] + b"\xff" + data[j + 1:])
+    utf8.write_bytes(data[:j] + b"\xff" + data[j + 1 :])
     t_clean = min(_time(clean)[0], _time(clean)[0])
     t, err = _time(early)
     assert isinstance(err, BadInput) and f"at byte {i + 1} (after traceEvents[" in str(err)

@@ -1,5 +1,6 @@
 """The bytes around the traceEvents array (perfreport/read/envelope.py): the array found
 whatever the key order and blanks, metadata before and after it decoded, no array refused."""
+
 from __future__ import annotations
 
 import pytest

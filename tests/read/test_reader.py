@@ -1,9 +1,9 @@
 """read_trace: gzip by content, stdin, any chunking, a raw trace consumed once (key order and
 metadata: test_envelope.py; columns and records: test_kineto.py)."""
+
 from __future__ import annotations
 
 import gzip
-import json
 import subprocess
 import sys
 
@@ -27,6 +27,7 @@ def test_gzip_detected_by_content_not_name(tmp_path):
 def test_many_small_chunks_split_correctly(tmp_path, monkeypatch):
     """Force tiny reads so cuts land inside strings and nested objects; result must not change."""
     import perfreport.read.source as source
+
     p = tmp_path / "t.json"
     p.write_bytes(_doc("last", 1))
     ref = read_trace(str(p))
@@ -39,6 +40,7 @@ def test_many_small_chunks_split_correctly(tmp_path, monkeypatch):
 
 def test_real_trace_chunked_equals_whole(monkeypatch):
     import perfreport.read.source as source
+
     path = str(FIX / "mi210_gpu_only.json.gz")
     whole = read_trace(path)
     monkeypatch.setattr(source, "CHUNK", 4096)
@@ -49,8 +51,10 @@ def test_real_trace_chunked_equals_whole(monkeypatch):
 
 def test_stdin(tmp_path):
     data = gzip.compress(_doc())
-    code = ("from perfreport.read import read_trace; r = read_trace('-'); "
-            "print(r.source, r.records.n_events, len(r.records.gpu))")
+    code = (
+        "from perfreport.read import read_trace; r = read_trace('-'); "
+        "print(r.source, r.records.n_events, len(r.records.gpu))"
+    )
     out = subprocess.run([sys.executable, "-c", code], input=data, capture_output=True, check=True)
     assert out.stdout.decode().split() == ["<stdin>", "6", "1"]
 
@@ -60,6 +64,7 @@ _x, _tree = x_event, read_and_build
 
 def test_tree_consumes_the_raw_trace(tmp_path):
     from perfreport.tree import build_tree
+
     raw, _ = _tree(tmp_path, [_x("cpu_op", "a", 0, 1)])
     with pytest.raises(ValueError, match="already consumed"):
         build_tree(raw)

@@ -2,6 +2,7 @@
 command line (tests/scripts/run_captures.py: two processes side by side, the stand-in ops a
 script registers live in the process's torch op table). Without torch the tests that use
 ``captured`` skip."""
+
 from __future__ import annotations
 
 import subprocess
@@ -16,16 +17,19 @@ from tests.scripts.kit import ROOT, WRITES
 
 # two processes, run side by side: scripts that define the same op name with different
 # stand-ins (sglang::store_cache, vllm::moe_forward) go to different ones
-GROUPS = [["capture_serving_fixtures.py"],
-          [s for s in WRITES if s != "capture_serving_fixtures.py"]]
+GROUPS = [["capture_serving_fixtures.py"], [s for s in WRITES if s != "capture_serving_fixtures.py"]]
 
 
 def _run(scripts: list[str], out: Path) -> subprocess.CompletedProcess:
     # the environment's thread count does not matter: stand_in_library pins torch to
     # CAPTURE_THREADS (one thread records other child ops than the committed fixtures hold)
-    return subprocess.run([sys.executable, str(Path(__file__).with_name("run_captures.py")),
-                           str(out), *scripts], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("run_captures.py")), str(out), *scripts],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="session")

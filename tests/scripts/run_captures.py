@@ -6,6 +6,7 @@ Scripts that register different stand-ins under one op name (capture_graph_fixtu
 capture_serving_fixtures.py both define ``sglang::store_cache``) must go to separate processes:
 scripts/stand_in_library.py refuses the second kernel.
 """
+
 from __future__ import annotations
 
 import runpy

@@ -6,6 +6,7 @@ Sizes (module constants): capture_bs [4, 8, 16] run largest first, 3 forwards ea
 and the captured one), 2 layers; a forward launches 1 (index_select) + 2 × (3 q/k/v mm +
 store_cache + o mm + add) + 1 (LM head mm) = 14 kernels.
 """
+
 from __future__ import annotations
 
 from tests.scripts.kit import load
@@ -21,8 +22,8 @@ def test_the_capture_loop_runs_each_size_three_times_largest_first(captured):
     t = load(captured / "sglang_tiny_capture" / "capture.json.gz")
     ids = [e["args"]["Input Dims"][1] for e in t["traceEvents"] if e.get("name") == "aten::embedding"]
     assert ids == [[16]] * 3 + [[8]] * 3 + [[4]] * 3
-    assert _count(t, "sglang::store_cache") == 9 * 2                  # 9 forwards × 2 layers
-    assert _count(t, "hipLaunchKernel") == 9 * PER_FORWARD            # 126
+    assert _count(t, "sglang::store_cache") == 9 * 2  # 9 forwards × 2 layers
+    assert _count(t, "hipLaunchKernel") == 9 * PER_FORWARD  # 126
     # only the 6 warm-ups run: the captured forwards' launches get no kernel
     assert sum(1 for e in t["traceEvents"] if e.get("cat") == "kernel") == 6 * PER_FORWARD
     assert _count(t, "hipStreamBeginCapture") == _count(t, "hipStreamEndCapture") == 3
@@ -39,8 +40,7 @@ def test_store_cache_records_sglang_s_keyword_arguments(captured):
 def test_each_per_size_file_holds_only_its_captured_forward(captured):
     for bs in (4, 8, 16):
         t = load(captured / "sglang_tiny_capture_per_bs" / f"DecodeCudaGraphRunner_bs_{bs}_rank0.json.gz")
-        ids = [e["args"]["Input Dims"][1] for e in t["traceEvents"]
-               if e.get("name") == "aten::embedding"]
+        ids = [e["args"]["Input Dims"][1] for e in t["traceEvents"] if e.get("name") == "aten::embedding"]
         assert ids == [[bs]]
         assert _count(t, "hipLaunchKernel") == PER_FORWARD
         assert not any(e.get("cat") == "kernel" for e in t["traceEvents"])
@@ -49,7 +49,10 @@ def test_each_per_size_file_holds_only_its_captured_forward(captured):
 def test_the_replay_step_owns_the_graph_s_kernels(captured):
     t = load(captured / "sglang_tiny_graph.json.gz")
     (launch,) = [e for e in t["traceEvents"] if e.get("name") == "hipGraphLaunch"]
-    owned = [e for e in t["traceEvents"] if e.get("cat") == "kernel"
-             and e["args"]["correlation"] == launch["args"]["correlation"]]
+    owned = [
+        e
+        for e in t["traceEvents"]
+        if e.get("cat") == "kernel" and e["args"]["correlation"] == launch["args"]["correlation"]
+    ]
     assert len(owned) == PER_FORWARD
     assert _count(t, "step[DECODE bs=5]") == 1

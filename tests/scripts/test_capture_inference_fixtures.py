@@ -7,6 +7,7 @@ Shapes (module constants): H_Q 8, H_KV 2, D 64, page 16, 40 blocks. ROCm K cache
 [blocks, Hkv, D/x, page, x] with x = 16 bytes / element size: 16 / 2 = 8 for BF16 (D/x = 8),
 16 / 1 = 16 for FP8 (D/x = 4).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -14,12 +15,16 @@ import pytest
 from tests.scripts.kit import annotation_of, cpu_ops, load, scheduled_tokens
 
 BF, FNUZ, U8 = "c10::BFloat16", "c10::Float8_e4m3fnuz", "unsigned char"
-DTYPES = [BF, BF, FNUZ, FNUZ, U8, U8]                 # decode, mixed for each cache in turn
+DTYPES = [BF, BF, FNUZ, FNUZ, U8, U8]  # decode, mixed for each cache in turn
 CASES = {
-    "inference_rocm_paged_attention.json.gz":
-        ("_rocm_C::paged_attention", 4, 5, [[40, 2, 8, 16, 8]] * 2 + [[40, 2, 4, 16, 16]] * 4),
-    "inference_aiter_paged_attention_v1.json.gz":                 # HND, HND, then NHD for uint8
-        ("aiter::paged_attention_v1", 2, 3, [[40, 2, 16, 64]] * 4 + [[40, 16, 2, 64]] * 2),
+    "inference_rocm_paged_attention.json.gz": (
+        "_rocm_C::paged_attention",
+        4,
+        5,
+        [[40, 2, 8, 16, 8]] * 2 + [[40, 2, 4, 16, 16]] * 4,
+    ),
+    "inference_aiter_paged_attention_v1.json.gz":  # HND, HND, then NHD for uint8
+    ("aiter::paged_attention_v1", 2, 3, [[40, 2, 16, 64]] * 4 + [[40, 16, 2, 64]] * 2),
 }
 
 

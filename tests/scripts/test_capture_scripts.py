@@ -2,6 +2,7 @@
 conftest.py): it writes the files it names, each tagged with its generator, and what it writes
 is what is committed under fixtures/ (cpu_op names, Input Dims, Input type, Concrete Inputs in
 order), so no committed fixture can drift from its generator."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,7 @@
 """scripts/stand_in_library.py: the one helper every capture script registers its stand-in ops
 with. Registering the same kernel again is a no-op (a script's register_ops may run twice in a
 process); another kernel under a name already registered is refused."""
+
 from __future__ import annotations
 
 import sys

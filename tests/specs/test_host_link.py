@@ -1,4 +1,5 @@
 """Every built-in spec has a cited host-link figure and a last-level cache size."""
+
 from __future__ import annotations
 
 import json
@@ -34,6 +35,7 @@ def test_spec_file_host_link(tmp_path):
 
 def test_spec_file_bad_host_link(tmp_path):
     from perfreport.errors import BadInput
+
     p = tmp_path / "g.json"
     p.write_text(json.dumps({"key": "g", "mem_bw_tbps": 1.0, "peaks_tflops": {}, "host_link_gbps": "fast"}))
     with pytest.raises(BadInput, match="host_link_gbps must be a number"):

@@ -1,5 +1,6 @@
 """Interconnect figures in the spec files: every GPU has a cited GPU-to-GPU link figure, and
 per direction is half the datasheet's bidirectional figure (what busbw is set against)."""
+
 from __future__ import annotations
 
 import pytest
@@ -23,8 +24,11 @@ def test_datasheet_figures():
     assert load_arch("mi300x").interconnect["link_bidirectional_GBps"] == 7 * 128
     assert load_arch("mi355x").interconnect["link_bidirectional_GBps"] == pytest.approx(7 * 153.6)
     assert load_arch("b200").interconnect["link_per_direction_GBps"] == 1800 / 2
-    assert load_arch("h100").interconnect["pcie_per_direction_GBps"] == 64       # PCIe Gen5 x16
+    assert load_arch("h100").interconnect["pcie_per_direction_GBps"] == 64  # PCIe Gen5 x16
     # B200 in DGX B200: PCIe Gen5 x16, 32 GT/s x 16 lanes / 8 = 64 GB/s per direction, 128 both ways
     b200 = load_arch("b200").interconnect
-    assert (b200["pcie"], b200["pcie_per_direction_GBps"], b200["pcie_bidirectional_GBps"]) == \
-        ("PCIe Gen5 x16", 32 * 16 // 8, 2 * 64)
+    assert (b200["pcie"], b200["pcie_per_direction_GBps"], b200["pcie_bidirectional_GBps"]) == (
+        "PCIe Gen5 x16",
+        32 * 16 // 8,
+        2 * 64,
+    )

@@ -1,4 +1,5 @@
 """Sliding-window key and pair counts from chunk sums (perfreport.stats.chunks)."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -10,9 +11,9 @@ from perfreport.stats.chunks import window_group
 def test_decode_group_of_the_vllm_trace_under_a_128_window():
     # 32 decode requests, 55,086 KV tokens, W = 128 (gpt-oss sliding layers)
     g = window_group(32, 55086, 32, 55086, 32, 128, decode=True)
-    assert g.keys == 4096          # min(55086, 32 + 32*127)
-    assert g.pairs == 4096         # min(55086, 32*128): one query per request
-    assert g.keys_lo == 159        # 32 + min(55086 - 32, 127): one long request, 31 of length 1
+    assert g.keys == 4096  # min(55086, 32 + 32*127)
+    assert g.pairs == 4096  # min(55086, 32*128): one query per request
+    assert g.keys_lo == 159  # 32 + min(55086 - 32, 127): one long request, 31 of length 1
     assert g.pairs_lo == 159
     assert (g.full_keys, g.full_pairs) == (55086, 55086)
 
@@ -22,16 +23,16 @@ def test_prefill_group_by_hand():
     # sq 100, sk 300, sqsq 2*50^2 = 5000, sqsk 2*50*150 = 15000
     g = window_group(100, 300, 5000, 15000, 2, 16, decode=False)
     assert g.full_pairs == 15000 - 2500
-    assert g.pairs == 1600                     # min(12500, 100*16)
-    assert g.keys == 130                       # min(300, 100 + 2*15)
-    assert g.keys_lo == 115                    # 100 + min(200, 15)
+    assert g.pairs == 1600  # min(12500, 100*16)
+    assert g.keys == 130  # min(300, 100 + 2*15)
+    assert g.keys_lo == 115  # 100 + min(200, 15)
     # 2*f(50), f(50) = 16*17/2 + (50-16)*16 = 136 + 544
     assert g.pairs_lo == 2 * (136 + 544)
 
 
 def test_empty_group_and_no_window_effect():
     assert window_group(0, 0, 0, 0, 0, 128, decode=True).keys == 0
-    short = window_group(4, 40, 4, 40, 4, 128, decode=True)   # contexts shorter than W
+    short = window_group(4, 40, 4, 40, 4, 128, decode=True)  # contexts shorter than W
     assert short.keys == 40 and short.pairs == 40
 
 
@@ -44,8 +45,11 @@ def _exact(q_lens, kv_lens, w):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 40), st.integers(0, 300)), min_size=1, max_size=6),
-       st.integers(1, 64), st.booleans())
+@given(
+    st.lists(st.tuples(st.integers(1, 40), st.integers(0, 300)), min_size=1, max_size=6),
+    st.integers(1, 64),
+    st.booleans(),
+)
 def test_exact_per_request_values_lie_within_the_bounds(reqs, w, decode):
     q_lens = [1 if decode else q for q, _ in reqs]
     kv_lens = [q + c for q, (_, c) in zip(q_lens, reqs)]

@@ -1,4 +1,5 @@
 """Iteration-annotation formats: one registry, statistics per format."""
+
 from __future__ import annotations
 
 import re
@@ -24,8 +25,7 @@ def test_vllm_detailed_decode_from_shared_trace():
 def test_vllm_detailed_mixed_step():
     # 1 prefill chunk of 16 new tokens on 8 cached (sk 24: sqsq 256, sqsk 16*24 = 384)
     # + 3 decodes with KV 64, 100, 130 (sk 294, sqsk 294)
-    s = parse_iteration("execute_19_context_1(sq16sk24sqsq256sqsk384)"
-                        "_generation_3(sq3sk294sqsq3sqsk294)")
+    s = parse_iteration("execute_19_context_1(sq16sk24sqsq256sqsk384)_generation_3(sq3sk294sqsq3sqsk294)")
     assert [s[k] for k in STAT_KEYS] == [16, 24, 256, 384, 3, 294, 3, 294]
     assert (s["c_reqs"], s["g_reqs"]) == (1, 3)
 
@@ -63,9 +63,17 @@ def test_sglang_unknown_mode_matches_without_stats():
     assert "IDLE" in s["missing"]
 
 
-@pytest.mark.parametrize("name", ["", "execute_model", "aten::mm", "step[DECODE bs=x]",
-                                  "execute_32_context_0(sq0sk0)_generation_32(sq32sk5)",
-                                  VLLM_DECODE + "_tail"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",
+        "execute_model",
+        "aten::mm",
+        "step[DECODE bs=x]",
+        "execute_32_context_0(sq0sk0)_generation_32(sq32sk5)",
+        VLLM_DECODE + "_tail",
+    ],
+)
 def test_other_names_are_not_iterations(name):
     assert parse_iteration(name) is None
 
@@ -73,11 +81,21 @@ def test_other_names_are_not_iterations(name):
 def test_new_format_is_one_registration():
     saved = list(itf.FORMATS)
     try:
+
         @itf.register_format("toy engine", r"iter bs=(\d+) kv=(\d+)")
         def _toy(m: re.Match) -> dict:
             bs, kv = int(m.group(1)), int(m.group(2))
-            return {"c_sq": 0, "c_sk": 0, "c_sqsq": 0, "c_sqsk": 0,
-                    "g_sq": bs, "g_sk": kv, "g_sqsq": bs, "g_sqsk": kv, "g_reqs": bs}
+            return {
+                "c_sq": 0,
+                "c_sk": 0,
+                "c_sqsq": 0,
+                "c_sqsk": 0,
+                "g_sq": bs,
+                "g_sk": kv,
+                "g_sqsq": bs,
+                "g_sqsk": kv,
+                "g_reqs": bs,
+            }
 
         s = parse_iteration("iter bs=8 kv=4096")
         assert s["format"] == "toy engine" and is_complete(s)
@@ -123,12 +141,12 @@ def test_compact_several_prefills_are_estimated_with_bounds():
     s = parse_iteration("execute_context_2(300_500)_generation_0(0_0)")
     assert is_complete(s) and s["format"] == "vLLM compact"
     assert (s["c_sqsq"], s["c_sqsk"]) == (45000, 75000)
-    assert s["estimated"] == {"c_sqsq": (45000, 299 ** 2 + 1), "c_sqsk": (45000, 150000)}
+    assert s["estimated"] == {"c_sqsq": (45000, 299**2 + 1), "c_sqsk": (45000, 150000)}
 
 
 def test_mixed_group_syntaxes():
     s = parse_iteration("execute_context_0(0)_generation_4(sq4sk331sqsq4sqsk331)")
-    assert s["format"] == "vLLM native" and is_complete(s)   # the empty native group is known
+    assert s["format"] == "vLLM native" and is_complete(s)  # the empty native group is known
     assert [s[k] for k in STAT_KEYS] == [0, 0, 0, 0, 4, 331, 4, 331]
     s = parse_iteration("execute_context_1(16_24)_generation_3(sq3sk294sqsq3sqsk294)")
     assert s["format"] == "vLLM compact" and is_complete(s)

@@ -4,6 +4,7 @@ Each model takes its bytes per call from the op's first Concrete Input, so a tes
 number it works with in the trace itself. Spec used throughout: H100 SXM (3.35 TB/s HBM,
 50 MiB = 52,428,800 B L2, 64 GB/s host link per direction, 66.9 TFLOP/s vector fp32).
 """
+
 from __future__ import annotations
 
 import json
@@ -19,6 +20,7 @@ H100 = load_arch("h100")
 
 class Fixed(PerfModel):
     """bytes = Concrete Inputs[0]; no FLOPs; vector fp32."""
+
     category = "test"
     kind = "vector"
 
@@ -54,15 +56,15 @@ class Broken(Fixed):
 
 class Int8(Fixed):
     def precision(self):
-        return "int8"          # vector_int8: no H100 peak -> no roofline figure
+        return "int8"  # vector_int8: no H100 peak -> no roofline figure
 
 
-MODELS = {"t::fixed": Fixed, "t::attn": Attn, "t::experts": Experts, "t::broken": Broken,
-          "t::int8": Int8}
+MODELS = {"t::fixed": Fixed, "t::attn": Attn, "t::experts": Experts, "t::broken": Broken, "t::int8": Int8}
 
 
 def use_models(monkeypatch):
     from perfreport.models import registry
+
     for k, v in MODELS.items():
         monkeypatch.setitem(registry.MODELS, k, v)
 
@@ -85,8 +87,7 @@ class Trace:
         return self.corr
 
     def kernel(self, name, ts, dur, corr, stream=7, cat="kernel"):
-        self.events.append(X(cat, name, ts, dur, pid=0, tid=stream, device=0, stream=stream,
-                             correlation=corr))
+        self.events.append(X(cat, name, ts, dur, pid=0, tid=stream, device=0, stream=stream, correlation=corr))
 
     def op(self, name, nbytes=None, kernels=(), cat="cpu_op", launch="cudaLaunchKernel"):
         start = self.t
@@ -96,8 +97,11 @@ class Trace:
         for i, k in enumerate(kernels):
             kname, ts, dur = k[:3]
             stream = k[3] if len(k) > 3 else 7
-            kcat = "gpu_memcpy" if kname.startswith("Memcpy") else (
-                "gpu_memset" if kname.startswith("Memset") else "kernel")
+            kcat = (
+                "gpu_memcpy"
+                if kname.startswith("Memcpy")
+                else ("gpu_memset" if kname.startswith("Memset") else "kernel")
+            )
             c = self._corr()
             self.events.append(X("cuda_runtime", launch, start + 1 + 10 * i, 5, correlation=c))
             self.kernel(kname, ts, dur, c, stream=stream, cat=kcat)

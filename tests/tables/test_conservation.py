@@ -5,6 +5,7 @@ of the union of its GPU events (computed here independently, by merging interval
 Traces: fixtures/ (all of them, the linking fragments included) and ../shared/traces/
 (skipped when that folder is absent; PERFREPORT_SHARED points elsewhere).
 """
+
 from __future__ import annotations
 
 import os
@@ -41,7 +42,7 @@ def _stream_union(tree) -> float:
         by[(g.device, g.stream)].append((g.ts, g.dur))
     total = 0.0
     for ev in by.values():
-        base = min(t for t, _ in ev)          # relative times: absolute µs (1e15) lose ns
+        base = min(t for t, _ in ev)  # relative times: absolute µs (1e15) lose ns
         iv = [(t - base, t - base + d) for t, d in ev]
         iv.sort()
         s, e = iv[0]
@@ -62,7 +63,7 @@ def _sum(sheets, name, col, skip=None):
 
 def _check(path: Path, graph_capture=None):
     tree = load_tree(str(path), graph_capture=graph_capture)
-    sheets = build_sheets(tree)              # raises InternalError on a failed check
+    sheets = build_sheets(tree)  # raises InternalError on a failed check
     if not tree.gpu:
         return
     want = _stream_union(tree)
@@ -71,8 +72,9 @@ def _check(path: Path, graph_capture=None):
     assert _sum(sheets, "kernel_summary", "sum (µs)") == pytest.approx(want, abs=tol)
     assert _sum(sheets, "ops_summary", "direct kernel time (µs)") == pytest.approx(want, abs=tol)
     linked = sum(g.stream_time for g in tree.gpu if g.launcher is not None)
-    assert _sum(sheets, "ops_summary", "direct kernel time (µs)", skip="(unlinked GPU events)") \
-        == pytest.approx(linked, abs=tol)
+    assert _sum(sheets, "ops_summary", "direct kernel time (µs)", skip="(unlinked GPU events)") == pytest.approx(
+        linked, abs=tol
+    )
 
 
 @pytest.mark.parametrize("rel", _fixture_traces())
@@ -92,9 +94,12 @@ def test_invariant_on_shared_trace(rel):
 
 
 def test_check_total_names_the_difference():
-    check_total("x", 100.0, 100.0 + 5e-5)          # within 1e-6 relative
-    with pytest.raises(InternalError, match=r"x sums to 99\.000000 µs, expected 100\.000000 µs "
-                                            r"\(difference -1\.000000 µs\)"):
+    check_total("x", 100.0, 100.0 + 5e-5)  # within 1e-6 relative
+    with pytest.raises(
+        InternalError,
+        match=r"x sums to 99\.000000 µs, expected 100\.000000 µs "
+        r"\(difference -1\.000000 µs\)",
+    ):
         check_total("x", 99.0, 100.0)
 
 
@@ -103,6 +108,6 @@ def test_check_conservation_catches_a_lost_unified_row():
     sheets = build_sheets(tree)
     u = {s.name: s for s in sheets}["unified_perf_summary"]
     i = u.columns.index("time sum (µs)")
-    u.rows[0][i] -= 2.0                          # 2 µs go missing
+    u.rows[0][i] -= 2.0  # 2 µs go missing
     with pytest.raises(InternalError, match=r"unified_perf_summary time .*difference -2"):
         check_conservation(sheets, tree)

@@ -12,6 +12,7 @@ Capture traces are found by layout: ``capture_traces/`` beside a shared trace, o
 ``fixtures/<name>_capture/`` for ``fixtures/<name>_graph.json.gz``. A ``fixtures/*_config.json``
 named in CONFIGS is passed as ``--model-config``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,9 +26,17 @@ from perfreport.tables.coverage import GRAPH_CATEGORY, NO_CAPTURE
 
 ROOT = Path(__file__).resolve().parents[2]
 # ../shared beside the checkout (/work/main), or beside the worktrees' folder (/work/wt/<name>)
-SHARED = next((p for p in (ROOT.parent / "shared" / "traces" / "inference",
-                           ROOT.parent.parent / "shared" / "traces" / "inference") if p.is_dir()),
-              ROOT.parent / "shared" / "traces" / "inference")
+SHARED = next(
+    (
+        p
+        for p in (
+            ROOT.parent / "shared" / "traces" / "inference",
+            ROOT.parent.parent / "shared" / "traces" / "inference",
+        )
+        if p.is_dir()
+    ),
+    ROOT.parent / "shared" / "traces" / "inference",
+)
 FIX = ROOT / "fixtures"
 # model family of a trace (identified from its shapes: H 2880, 64/8 heads, 32 experts, 24 layers)
 CONFIGS = {"vllm_decode": FIX / "gpt_oss_20b_config.json"}
@@ -58,8 +67,7 @@ def _config(trace: Path) -> Path | None:
 
 def _serving(trace: Path) -> bool:
     t = load_tree(str(trace), passes=False)
-    return bool(t.gpu) and any(o.cat == USER_ANNOTATION and parse_iteration(o.name) is not None
-                               for o in t.ops)
+    return bool(t.gpu) and any(o.cat == USER_ANNOTATION and parse_iteration(o.name) is not None for o in t.ops)
 
 
 SERVING = [t for t in _traces() if _serving(t)]
@@ -67,8 +75,7 @@ SERVING = [t for t in _traces() if _serving(t)]
 
 def _coverage(rows) -> float:
     total = sum(r["time sum (µs)"] for r in rows)
-    return 100.0 * sum(r["time sum (µs)"] for r in rows
-                       if r.get("roofline time (µs)") is not None) / total
+    return 100.0 * sum(r["time sum (µs)"] for r in rows if r.get("roofline time (µs)") is not None) / total
 
 
 def _statement(report) -> str:
@@ -85,12 +92,11 @@ def test_the_serving_traces_are_found():
 @pytest.mark.parametrize("trace", SERVING, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_serving_trace_coverage(trace):
     cap, cfg = _capture(trace), _config(trace)
-    rep = analyze(str(trace), graph_capture=str(cap) if cap else None,
-                  model_config=str(cfg) if cfg else None)
+    rep = analyze(str(trace), graph_capture=str(cap) if cap else None, model_config=str(cfg) if cfg else None)
     rows = rep.sheet("unified_perf_summary").records()
     graph_rows = [r for r in rows if r["category"] == GRAPH_CATEGORY]
     cov = _coverage(rows)
-    assert rep.coverage.modelled_pct == pytest.approx(cov)        # modelled = rows with a roofline
+    assert rep.coverage.modelled_pct == pytest.approx(cov)  # modelled = rows with a roofline
     assert f"modelled {cov:.1f}%" in _statement(rep)
     if cap is None and graph_rows:
         # shapes unknown: the rows and the coverage statement say why
@@ -98,13 +104,11 @@ def test_serving_trace_coverage(trace):
         assert all(r["name"].endswith("GraphLaunch") and r["kernels"] for r in graph_rows)
         assert "graph replay without shapes" in _statement(rep)
         assert "give --graph-capture" in _statement(rep)
-        graph_share = 100.0 * sum(r["time sum (µs)"] for r in graph_rows) / sum(
-            r["time sum (µs)"] for r in rows)
-        assert graph_share > 90.0            # the replay is nearly all of these decode steps
+        graph_share = 100.0 * sum(r["time sum (µs)"] for r in graph_rows) / sum(r["time sum (µs)"] for r in rows)
+        assert graph_share > 90.0  # the replay is nearly all of these decode steps
     else:
         assert not graph_rows
-        assert cov >= 90.0, [(r["name"], r["percent (%)"]) for r in rows
-                             if r.get("roofline time (µs)") is None][:10]
+        assert cov >= 90.0, [(r["name"], r["percent (%)"]) for r in rows if r.get("roofline time (µs)") is None][:10]
 
 
 def test_graph_replay_without_capture_is_one_row_per_launch_not_the_annotation():

@@ -2,6 +2,7 @@
 
 Spec H100 SXM: HBM 3.35 TB/s, LLC 52,428,800 B, host link 64 GB/s (see tests/tables/kit.py).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -18,12 +19,13 @@ def _models(monkeypatch):
 
 # -- units --------------------------------------------------------------------------------
 
+
 def test_bimodal_cut_hand_values():
     # n=4: each cluster needs max(2, ceil(0.4)) = 2; sorted 10 10 40 40: gap 40/10 = 4 >= 1.5
     assert fl.bimodal_cut([40, 10, 40, 10]) == 25.0
-    assert fl.bimodal_cut([10, 11, 12, 13]) is None          # widest gap 12/11 < 1.5
-    assert fl.bimodal_cut([10, 10, 10, 40]) is None          # one slow instance is an outlier
-    assert fl.bimodal_cut([10, 40, 10]) is None              # under 4 instances
+    assert fl.bimodal_cut([10, 11, 12, 13]) is None  # widest gap 12/11 < 1.5
+    assert fl.bimodal_cut([10, 10, 10, 40]) is None  # one slow instance is an outlier
+    assert fl.bimodal_cut([10, 40, 10]) is None  # under 4 instances
     # n=20: 2 per side minimum; 18 fast + 2 slow at 3x is bimodal, cut (10 + 30) / 2
     assert fl.bimodal_cut([10.0] * 18 + [30.0] * 2) == 20.0
 
@@ -40,20 +42,27 @@ def _G(uid, ts, dur, stream=7, dev=0):
 
 
 def test_cross_stream_overlap_counts_only_the_overlapping_interval():
-    ev = [_G(1, 0, 10), _G(2, 5, 10),          # stream 7: [0,10) and [5,15) overlap each other only
-          _G(3, 8, 12, stream=8),               # stream 8: [8,20)
-          _G(4, 20, 5, stream=8),               # [20,25): touches [8,20) on its own stream
-          _G(5, 25, 5, stream=9),               # [25,30): touches [20,25) only
-          _G(6, 0, 10, stream=7, dev=1), _G(7, 0, 10, stream=8, dev=2)]   # other devices
+    ev = [
+        _G(1, 0, 10),
+        _G(2, 5, 10),  # stream 7: [0,10) and [5,15) overlap each other only
+        _G(3, 8, 12, stream=8),  # stream 8: [8,20)
+        _G(4, 20, 5, stream=8),  # [20,25): touches [8,20) on its own stream
+        _G(5, 25, 5, stream=9),  # [25,30): touches [20,25) only
+        _G(6, 0, 10, stream=7, dev=1),
+        _G(7, 0, 10, stream=8, dev=2),
+    ]  # other devices
     got = fl.cross_stream_overlap_us(ev)
     # 1: [0,10) ∩ [8,20) = 2; 2: [5,15) ∩ [8,20) = 7; 3: [8,20) ∩ ([0,10) ∪ [5,15)) = [8,15) = 7
     assert got == pytest.approx({1: 2.0, 2: 7.0, 3: 7.0})
 
 
 def test_cross_stream_overlap_is_the_union_of_the_other_streams():
-    ev = [_G(1, 100, 100),                                   # stream 7: [100,200)
-          _G(2, 120, 10, stream=8), _G(3, 150, 10, stream=8),  # stream 8: [120,130), [150,160)
-          _G(4, 125, 30, stream=9)]                          # stream 9: [125,155)
+    ev = [
+        _G(1, 100, 100),  # stream 7: [100,200)
+        _G(2, 120, 10, stream=8),
+        _G(3, 150, 10, stream=8),  # stream 8: [120,130), [150,160)
+        _G(4, 125, 30, stream=9),
+    ]  # stream 9: [125,155)
     got = fl.cross_stream_overlap_us(ev)
     # 1: union of the others [120,130) ∪ [125,155) ∪ [150,160) = [120,160) = 40 (not 10+30+10 = 50);
     # 2, 3, 4 lie wholly inside [100,200): their whole durations 10, 10, 30
@@ -73,6 +82,7 @@ def test_overlap_rule():
 def test_is_host_copy():
     def M(name):
         return GpuEvent(0, name, "gpu_memcpy", 0, 7, 0, 1, None)
+
     assert fl.is_host_copy(M("Memcpy HtoD (Pageable -> Device)"))
     assert fl.is_host_copy(M("Memcpy DtoH (Device -> Pinned)"))
     assert not fl.is_host_copy(M("Memcpy DtoD (Device -> Device)"))
@@ -80,10 +90,11 @@ def test_is_host_copy():
 
 # -- above roofline: each cause ------------------------------------------------------------
 
+
 def test_llc_cause(tmp_path):
     # 3.35e6 B / 3.35e12 B/s = 1.0 µs roofline; measured 0.5 µs -> 200%; 3.35 MB < 50 MiB LLC
     _, sh, _ = tables(tmp_path, Trace().op("t::fixed", 3.35e6, [("k", 100, 0.5)]))
-    r, = rows(sh, "t::fixed")
+    (r,) = rows(sh, "t::fixed")
     assert r["roofline time (µs)"] == pytest.approx(1.0)
     assert r["roofline mean (%)"] == pytest.approx(200.0)
     assert r["flags"].startswith("above roofline: 1 of 1 instances above 100%")
@@ -94,7 +105,7 @@ def test_llc_cause(tmp_path):
 def test_attention_cause_names_window(tmp_path):
     # 335e6 B / 3.35e12 = 100 µs; measured 50 µs -> 200%; 335 MB > LLC: only the attention cause
     _, sh, _ = tables(tmp_path, Trace().op("t::attn", 335e6, [("attn_kernel", 100, 50)]))
-    r, = rows(sh, "t::attn")
+    (r,) = rows(sh, "t::attn")
     assert r["roofline mean (%)"] == pytest.approx(200.0)
     assert "sliding window, sparsity or KV-cache reuse" in r["flags"]
     assert "last-level cache" not in r["flags"]
@@ -102,7 +113,7 @@ def test_attention_cause_names_window(tmp_path):
 
 def test_no_known_cause_still_flags(tmp_path):
     _, sh, _ = tables(tmp_path, Trace().op("t::fixed", 335e6, [("k", 100, 50)]))
-    r, = rows(sh, "t::fixed")
+    (r,) = rows(sh, "t::fixed")
     assert "no known cause: check Fixed's bytes and FLOPs" in r["flags"]
 
 
@@ -112,25 +123,33 @@ def test_overlap_too_small_to_explain_is_no_cause(tmp_path):
     # too little to cover 50 µs (the old rule charged all 50 µs as overlapped and blamed it)
     tr = Trace().op("t::fixed", 335e6, [("k", 100, 50)]).op("other", None, [("k2", 120, 10, 8)])
     _, sh, _ = tables(tmp_path, tr)
-    r, = rows(sh, "t::fixed")
+    (r,) = rows(sh, "t::fixed")
     assert "likely no known cause" in r["flags"]
-    assert ("(20% of the above-roofline time (10.0 of 50.0 µs) ran while other streams were busy: "
-            "too little to cover the 50.0 µs excess)") in r["flags"]
-    o, = rows(sh, "other")
-    assert o["flags"] == ""             # unmodelled: no roofline, nothing to flag
+    assert (
+        "(20% of the above-roofline time (10.0 of 50.0 µs) ran while other streams were busy: "
+        "too little to cover the 50.0 µs excess)"
+    ) in r["flags"]
+    (o,) = rows(sh, "other")
+    assert o["flags"] == ""  # unmodelled: no roofline, nothing to flag
 
 
 def test_overlap_that_covers_the_excess_is_the_cause(tmp_path):
     # 2.01e8 B / 3.35e12 B/s = 60 µs roofline; kernel [100,150) = 50 µs -> 120%, excess 10 µs.
     # Other streams: [90,110) on 8 and [105,125) on 9; their union [90,125) meets [100,150) in
     # [100,125) = 25 µs (summing each intersection would give 10 + 20 = 30; the whole kernel, 50)
-    tr = (Trace().op("t::fixed", 2.01e8, [("k", 100, 50)])
-          .op("a", None, [("ka", 90, 20, 8)]).op("b", None, [("kb", 105, 20, 9)]))
+    tr = (
+        Trace()
+        .op("t::fixed", 2.01e8, [("k", 100, 50)])
+        .op("a", None, [("ka", 90, 20, 8)])
+        .op("b", None, [("kb", 105, 20, 9)])
+    )
     _, sh, _ = tables(tmp_path, tr)
-    r, = rows(sh, "t::fixed")
+    (r,) = rows(sh, "t::fixed")
     assert r["roofline mean (%)"] == pytest.approx(120.0)
-    assert ("likely 50% of the above-roofline time (25.0 of 50.0 µs) ran while other streams were "
-            "busy, enough to cover the 10.0 µs by which it beats the roofline") in r["flags"]
+    assert (
+        "likely 50% of the above-roofline time (25.0 of 50.0 µs) ran while other streams were "
+        "busy, enough to cover the 10.0 µs by which it beats the roofline"
+    ) in r["flags"]
     assert "no known cause" not in r["flags"]
 
 
@@ -138,7 +157,7 @@ def test_same_stream_overlap_is_not_a_cross_stream_cause(tmp_path):
     # [100,150) and a kernel on the same stream 7 [120,130): stream time already counts it once
     tr = Trace().op("t::fixed", 335e6, [("k", 100, 50)]).op("other", None, [("k2", 120, 10)])
     _, sh, _ = tables(tmp_path, tr)
-    r, = rows(sh, "t::fixed")
+    (r,) = rows(sh, "t::fixed")
     assert "other streams" not in r["flags"] and "no known cause" in r["flags"]
 
 
@@ -146,25 +165,26 @@ def test_host_copy_judged_on_host_link(tmp_path):
     # 64e6 B over the 64 GB/s host link = 1000 µs; measured 1250 µs -> 80%
     # (against HBM it would read 64e6 / 3.35e12 = 19.1 µs -> 1.5%)
     _, sh, _ = tables(tmp_path, Trace().op("t::fixed", 64e6, [("Memcpy HtoD (Pageable -> Device)", 100, 1250)]))
-    r, = rows(sh, "t::fixed")
+    (r,) = rows(sh, "t::fixed")
     assert r["roofline time (µs)"] == pytest.approx(1000.0)
     assert r["roofline mean (%)"] == pytest.approx(80.0)
     assert r["bound"] == "host link"
     assert r["flags"] == "host link: host<->device copy judged against the 64 GB/s host link, not HBM"
     # a device-to-device copy stays on HBM
     _, sh, _ = tables(tmp_path, Trace().op("t::fixed", 64e6, [("Memcpy DtoD (Device -> Device)", 100, 1250)]))
-    r, = rows(sh, "t::fixed")
+    (r,) = rows(sh, "t::fixed")
     assert r["roofline time (µs)"] == pytest.approx(64e6 / 3.35e12 * 1e6)
     assert r["bound"] == "memory" and r["flags"] == ""
 
 
 # -- assumptions and the roofline range ------------------------------------------------------
 
+
 def test_assumption_range_and_flag(tmp_path):
     # point 335e6 B -> 100 µs; bounds 167.5e6 B -> 50 µs and 670e6 B -> 200 µs; measured 80 µs:
     # point 125% (above), range 62.5% ... 250%: within roofline at the lower bound
     _, sh, _ = tables(tmp_path, Trace().op("t::experts", 335e6, [("k", 100, 80)]))
-    r, = rows(sh, "t::experts")
+    (r,) = rows(sh, "t::experts")
     assert r["roofline time (µs)"] == pytest.approx(100.0)
     assert (r["roofline time min (µs)"], r["roofline time max (µs)"]) == (pytest.approx(50.0), pytest.approx(200.0))
     assert (r["roofline % min"], r["roofline % max"]) == (pytest.approx(62.5), pytest.approx(250.0))
@@ -176,7 +196,7 @@ def test_assumption_range_and_flag(tmp_path):
 def test_no_assumption_equal_bounds(tmp_path):
     # 335e6 B -> 100 µs; measured 200 µs -> 50%; no unknown: min = max = point
     _, sh, _ = tables(tmp_path, Trace().op("t::fixed", 335e6, [("k", 100, 200)]))
-    r, = rows(sh, "t::fixed")
+    (r,) = rows(sh, "t::fixed")
     assert r["roofline time min (µs)"] == r["roofline time max (µs)"] == r["roofline time (µs)"]
     assert r["roofline % min"] == r["roofline % max"] == pytest.approx(50.0)
     assert r["flags"] == ""
@@ -184,6 +204,7 @@ def test_no_assumption_equal_bounds(tmp_path):
 
 
 # -- bimodal rows ------------------------------------------------------------------------------
+
 
 def _alternating(kernels):
     tr = Trace()
@@ -214,7 +235,8 @@ def test_bimodal_split_by_layer_parity(tmp_path):
 
 def test_bimodal_flag_without_split(tmp_path):
     _, sh, _ = tables(tmp_path, _alternating([("k", 150), ("k", 150), ("k", 600), ("k", 600)]))
-    r, = rows(sh, "t::fixed")
+    (r,) = rows(sh, "t::fixed")
     assert r["count"] == 4
-    assert r["flags"] == ("bimodal: 2 instances near 150 µs and 2 near 600 µs; "
-                          "no kernel list or layer parity separates them")
+    assert r["flags"] == (
+        "bimodal: 2 instances near 150 µs and 2 near 600 µs; no kernel list or layer parity separates them"
+    )

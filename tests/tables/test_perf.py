@@ -1,4 +1,5 @@
 """Unified perf table and per-category sheets on real traces (issue 3 proof)."""
+
 from __future__ import annotations
 
 import ast
@@ -12,8 +13,14 @@ from perfreport.tables import build_sheets
 from perfreport.tables.sheet import fmt_dims
 from tests.conftest import FIX
 
-ALL = ["h100_qwen_0.5b", "mi300_qwen_0.5b", "mi210_gpu_only", "vllm_decode_graph",
-       "sglang_decode", "torch_compile_triton"]
+ALL = [
+    "h100_qwen_0.5b",
+    "mi300_qwen_0.5b",
+    "mi210_gpu_only",
+    "vllm_decode_graph",
+    "sglang_decode",
+    "torch_compile_triton",
+]
 
 
 def _sheets(name):

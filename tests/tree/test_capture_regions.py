@@ -6,6 +6,7 @@ spliced in) captures batch sizes 16, 8, 4 (reversed ``capture_bs``), each after 
 warm-up forwards; a forward launches 14 kernels (embedding gather, per layer q/k/v GEMMs,
 ``sglang::store_cache``, output GEMM, residual add; the LM head GEMM).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -29,8 +30,7 @@ def test_one_region_per_begin_end_pair_largest_first(found):
     ct, f = found
     assert f.layout == SGLANG and not f.notes
     assert [r.batch_size for r in f.regions] == [16, 8, 4]
-    assert [r.name for r in f.regions] == ["capture 1/3 (bs=16)", "capture 2/3 (bs=8)",
-                                           "capture 3/3 (bs=4)"]
+    assert [r.name for r in f.regions] == ["capture 1/3 (bs=16)", "capture 2/3 (bs=8)", "capture 3/3 (bs=4)"]
     for r in f.regions:
         assert len(r.nodes) == 14 and not any(n.kernels for n in r.nodes)
         assert all(r.t0 <= n.ts <= r.t1 for n in r.nodes)
@@ -42,19 +42,22 @@ def test_one_region_per_begin_end_pair_largest_first(found):
 def test_eager_warm_up_launches_are_excluded(found):
     ct, f = found
     # 3 sizes x 2 warm-up forwards x 14 launches, each with its own kernel in the capture
-    (why, n), = f.excluded.items()
+    ((why, n),) = f.excluded.items()
     assert n == 3 * 2 * 14 and "warm-up" in why
     nodes = {id(n) for r in f.regions for n in r.nodes}
     ran = [o for o in ct.ops if o.name == "hipLaunchKernel" and o.kernels]
     assert len(ran) == 84 and not any(id(o) in nodes for o in ran)
 
 
-@pytest.mark.parametrize("tokens, bs, how", [
-    (5, 8, "replay bs=5 padded to captured bs=8"),
-    (8, 8, "replay bs=8 = captured bs"),
-    (1, 4, "replay bs=1 padded to captured bs=4"),
-    (9, 16, "replay bs=9 padded to captured bs=16"),
-])
+@pytest.mark.parametrize(
+    "tokens, bs, how",
+    [
+        (5, 8, "replay bs=5 padded to captured bs=8"),
+        (8, 8, "replay bs=8 = captured bs"),
+        (1, 4, "replay bs=1 padded to captured bs=4"),
+        (9, 16, "replay bs=9 padded to captured bs=16"),
+    ],
+)
 def test_replay_takes_its_padded_batch_size(found, tokens, bs, how):
     region, got, problems = pick_region(found[1].regions, 14, tokens)
     assert (region.batch_size, got, problems) == (bs, how, [])
@@ -75,7 +78,7 @@ def test_vllm_capture_keeps_its_layout():
     f = find_regions(ct, ann)
     assert f.layout == VLLM and [r.name for r in f.regions] == ["capture_32_FULL"]
     assert f.regions[0].batch_size == 32 and len(f.regions[0].nodes) == 421
-    assert find_regions(ct).layout == VLLM          # found by its capture_* name alone
+    assert find_regions(ct).layout == VLLM  # found by its capture_* name alone
 
 
 def test_a_capture_of_neither_layout_is_one_clear_error():
@@ -92,12 +95,13 @@ def test_per_size_file_of_the_scheduled_profiler():
     assert ann is None and any(o.name.startswith("ProfilerStep#") for o in ct.ops)
     f = find_regions(ct)
     assert f.layout == SGLANG and [(r.batch_size, len(r.nodes)) for r in f.regions] == [(16, 14)]
-    assert f.excluded == {}                 # the warm-ups were not recorded
+    assert f.excluded == {}  # the warm-ups were not recorded
 
 
 def test_load_and_merge_share_one_region_search(monkeypatch):
     """load_capture checks the layout and merge_graph_capture uses the regions: one search."""
     from perfreport.tree import capture_regions as cr
+
     calls = []
     real = cr._find_regions
     monkeypatch.setattr(cr, "_find_regions", lambda ct, ann: calls.append(ann) or real(ct, ann))

@@ -6,6 +6,7 @@ launch calls between hipStreamBeginCapture and hipStreamEndCapture, with kernel 
 After the merge, per-op direct kernel time equals the reference tool's, which attributed
 the same kernels to the same capture ops.
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -48,8 +49,8 @@ def merged(capture):
 def test_load_capture_dir_and_file(capture):
     ct, ann = capture
     assert ann == "capture_32_FULL"
-    assert len(ct.launch_kernel_names) == 428     # 421 graph nodes + 7 eager launches
-    ct2, ann2 = load_capture(CAPTURE_FILE)         # a file: the one capture_* annotation
+    assert len(ct.launch_kernel_names) == 428  # 421 graph nodes + 7 eager launches
+    ct2, ann2 = load_capture(CAPTURE_FILE)  # a file: the one capture_* annotation
     assert ann2 == "capture_32_FULL" and len(ct2.ops) == len(ct.ops)
 
 
@@ -67,8 +68,10 @@ def test_every_graph_kernel_matched_by_name(merged):
         if g.correlation == launch.correlation:
             assert g.launcher.cat == RUNTIME and g.launcher.name != "hipGraphLaunch"
             assert g in g.launcher.kernels and g in g.launcher.parent.kernels
-    assert rep.summary() == ("graph capture: 421/421 kernels attributed to "
-                             f"{rep.ops_attributed} ops from capture_32_FULL (vLLM capture layout)")
+    assert rep.summary() == (
+        "graph capture: 421/421 kernels attributed to "
+        f"{rep.ops_attributed} ops from capture_32_FULL (vLLM capture layout)"
+    )
     assert m.choice == "replay bs=32 = captured bs"
 
 
@@ -79,7 +82,8 @@ def test_direct_kernel_time_per_op_matches_reference(merged):
     assert len(ref) == 16
     for _, r in ref.iterrows():
         assert ours.loc[r["name"], "direct kernel time (µs)"] == pytest.approx(
-            r["total_direct_kernel_time_sum"], abs=0.01), r["name"]
+            r["total_direct_kernel_time_sum"], abs=0.01
+        ), r["name"]
         assert ours.loc[r["name"], "count"] == r["Count"], r["name"]
 
 
@@ -89,8 +93,7 @@ def test_every_kernel_counted_once(merged):
     seen = [g for _, _, ks, _ in collect_units(tree) for g in ks]
     assert len(seen) == len({id(g) for g in seen}) == len(tree.gpu)
     times = OpTimes(tree)
-    owners = [o for o in tree.ops
-              if o.kernels and (o.cat not in ("cuda_runtime", "cuda_driver") or o.parent is None)]
+    owners = [o for o in tree.ops if o.kernels and (o.cat not in ("cuda_runtime", "cuda_driver") or o.parent is None)]
     assert sum(times.direct[o.uid] for o in owners) == pytest.approx(total, abs=1e-6)
 
 
@@ -109,7 +112,7 @@ def test_uids_and_times_of_merged_ops(merged):
     for o in att:
         assert launch.ts <= o.ts and o.end <= launch.end + 1e-3
         assert o.perf_meta["iteration"]["g_sk"] == 55086
-        assert o.args.get("Input Dims")                 # shapes from the capture
+        assert o.args.get("Input Dims")  # shapes from the capture
 
 
 def test_report_sheets_build(merged):
@@ -153,8 +156,9 @@ def test_apply_capture_option():
     assert apply_capture_option(replay(), f"{CAPTURE_DIR}#capture_32_FULL") == line
 
 
-@pytest.mark.parametrize("spec", [f"{CAPTURE_DIR}#capture_64_FULL", "/nonexistent/capture",
-                                  f"{CAPTURE_FILE}#capture_64_FULL"])
+@pytest.mark.parametrize(
+    "spec", [f"{CAPTURE_DIR}#capture_64_FULL", "/nonexistent/capture", f"{CAPTURE_FILE}#capture_64_FULL"]
+)
 def test_apply_capture_option_bad_input(spec):
     with pytest.raises(BadInput):
         apply_capture_option(replay(), spec)

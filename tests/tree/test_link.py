@@ -3,9 +3,9 @@
 Each fixture is a trace fragment in fixtures/linking/ (one event per line: read it beside
 the expected values below). GPU times are integers in µs, so the sums are exact.
 """
+
 from __future__ import annotations
 
-import pytest
 
 from perfreport.pipeline import load_tree
 from perfreport.tables import OpTimes, build_sheets
@@ -45,16 +45,26 @@ def test_runtime_enclosing_driver_launch_of_the_same_correlation():
     g = _kernel(t, "fill_kernel")
     assert g.op is None and g.owner.name == "cudaLaunchKernel" and g.owner.parent is None
     assert g.launcher.name == "cuLaunchKernel" and g.launcher.parent is g.owner
-    assert _kernel(t, "early_kernel").launcher is None            # corr 99: no launch call
+    assert _kernel(t, "early_kernel").launcher is None  # corr 99: no launch call
 
     # every µs once: 25 (mm) + 12 (triton) + 8 (add) + 7 (fill) + 3 (unlinked) = 55
     sheets = build_sheets(t)
     unified = _by_name(_sheet(sheets, "unified_perf_summary"), "name", "time sum (µs)")
-    assert unified == {"aten::mm": 25, "triton_poi_fused_add_0": 12, "aten::add": 8,
-                       "cudaLaunchKernel": 7, "(unlinked) early_kernel": 3}
+    assert unified == {
+        "aten::mm": 25,
+        "triton_poi_fused_add_0": 12,
+        "aten::add": 8,
+        "cudaLaunchKernel": 7,
+        "(unlinked) early_kernel": 3,
+    }
     ops = _by_name(_sheet(sheets, "ops_summary"), "name", "direct kernel time (µs)")
-    assert ops == {"aten::mm": 25, "triton_poi_fused_add_0": 12, "aten::add": 8,
-                   "cudaLaunchKernel": 7, "(unlinked GPU events)": 3}
+    assert ops == {
+        "aten::mm": 25,
+        "triton_poi_fused_add_0": 12,
+        "aten::add": 8,
+        "cudaLaunchKernel": 7,
+        "(unlinked GPU events)": 3,
+    }
     assert sum(_by_name(_sheet(sheets, "kernel_summary"), "kernel", "sum (µs)").values()) == 55
 
 
@@ -100,16 +110,17 @@ def test_every_event_twice_is_counted_once():
     assert len(t.gpu) == 3
     (w,) = t.warnings
     assert w.startswith("9 duplicate events dropped (6 CPU, 3 GPU")
-    assert "50% of the events are repeats" in w                  # 9 of 18
+    assert "50% of the events are repeats" in w  # 9 of 18
     sheets = build_sheets(t)
     unified = _by_name(_sheet(sheets, "unified_perf_summary"), "name", "time sum (µs)")
-    assert unified == {"aten::mm": 40, "aten::add": 10, "(unlinked) early": 5}   # 55 µs
+    assert unified == {"aten::mm": 40, "aten::add": 10, "(unlinked) early": 5}  # 55 µs
     assert len(t.ops_named("aten::mm")) == 1
 
 
 def test_duplicate_rows_keeps_the_first_and_needs_every_key_equal():
     import numpy as np
     from perfreport.tree.dedup import duplicate_rows
+
     ts = np.array([5.0, 1.0, 5.0, 5.0, 1.0])
     ids = np.array([1, 2, 1, 3, 9])
     # row 2 repeats row 0; row 3 has another id; row 4 shares ts with row 1 only
@@ -118,8 +129,9 @@ def test_duplicate_rows_keeps_the_first_and_needs_every_key_equal():
 
 def test_a_few_repeats_warn_without_calling_the_trace_a_repeat():
     from perfreport.tree.dedup import duplicates_warning
+
     assert duplicates_warning(0, 0, 10) is None
-    w = duplicates_warning(1, 1, 100)                               # 2 of 100: 2%
+    w = duplicates_warning(1, 1, 100)  # 2 of 100: 2%
     assert w.startswith("2 duplicate events dropped") and "repeats" not in w
 
 
@@ -127,18 +139,19 @@ def test_cli_reports_a_failed_conservation_check_as_internal_error(monkeypatch, 
     """A sheet that loses a row must end the run with exit 1 naming the difference."""
     from typer.testing import CliRunner
     import perfreport.tables as tables
-    from perfreport.cli import app
+    from perfreport.cli.app import app
 
     real = tables.kernel_summary
 
     def lossy(tree, total):
         s = real(tree, total)
-        s.rows = s.rows[1:]                   # drop the largest row: 25 µs of sm90_gemm
+        s.rows = s.rows[1:]  # drop the largest row: 25 µs of sm90_gemm
         return s
 
     monkeypatch.setattr(tables, "kernel_summary", lossy)
-    r = CliRunner().invoke(app, ["analyze", str(LINK / "runtime_driver_nesting.json"), "-q",
-                                 "-o", str(tmp_path / "o.xlsx")])
+    r = CliRunner().invoke(
+        app, ["analyze", str(LINK / "runtime_driver_nesting.json"), "-q", "-o", str(tmp_path / "o.xlsx")]
+    )
     assert r.exit_code == 1
     assert "kernel_summary sums to 30.000000 µs, expected 55.000000 µs" in r.output
     assert "difference -25.000000" in r.output
@@ -147,9 +160,9 @@ def test_cli_reports_a_failed_conservation_check_as_internal_error(monkeypatch, 
 
 def test_cli_warns_about_repeats_and_exits_0(tmp_path):
     from typer.testing import CliRunner
-    from perfreport.cli import app
-    r = CliRunner().invoke(app, ["analyze", str(LINK / "duplicated_events.json"), "-q",
-                                 "-o", str(tmp_path / "o.xlsx")])
+    from perfreport.cli.app import app
+
+    r = CliRunner().invoke(app, ["analyze", str(LINK / "duplicated_events.json"), "-q", "-o", str(tmp_path / "o.xlsx")])
     assert r.exit_code == 0
     assert "warning: 9 duplicate events dropped" in r.output
 
@@ -157,14 +170,21 @@ def test_cli_warns_about_repeats_and_exits_0(tmp_path):
 def test_repeats_keep_collective_kernel_args_on_their_kernel():
     import io
     import json
+
     kern = lambda name, ts, corr, **extra: {
-        "ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": 5,
-        "args": {"device": 0, "stream": 7, "correlation": corr, **extra}}
+        "ph": "X",
+        "cat": "kernel",
+        "name": name,
+        "pid": 0,
+        "tid": 7,
+        "ts": ts,
+        "dur": 5,
+        "args": {"device": 0, "stream": 7, "correlation": corr, **extra},
+    }
     a = kern("gemm", 100, 1)
-    b = kern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 200, 2,
-             **{"Collective name": "allreduce", "Seq": 3})
+    b = kern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 200, 2, **{"Collective name": "allreduce", "Seq": 3})
     t = load_tree(io.BytesIO(json.dumps({"traceEvents": [a, a, b, b]}).encode()))
-    assert len(t.gpu) == 2                        # 2 repeats dropped: rows 1 and 3
-    (uid, args), = t.gpu_comm_args.items()
+    assert len(t.gpu) == 2  # 2 repeats dropped: rows 1 and 3
+    ((uid, args),) = t.gpu_comm_args.items()
     (g,) = [g for g in t.gpu if g.uid == uid]
     assert g.name.startswith("ncclDevKernel") and args["Seq"] == 3

@@ -20,6 +20,7 @@ Checked: ``GpuEvent.op`` / ``owner`` against that, each event in exactly one own
 repeats dropped (and counted in the warning), and the conservation sums (Σ unified =
 Σ kernel_summary = Σ ops direct = Σ per stream of the union of its events, worked out here).
 """
+
 from __future__ import annotations
 
 import io
@@ -61,14 +62,17 @@ def forest(draw, counter, depth=0, parent=None):
         else:
             kind = draw(st.sampled_from(["op", "op", "rt", "rt", "drv", "ann"]))
         if kind in ("op", "ann"):
-            name = draw(st.sampled_from(OPS)) if kind == "op" else draw(st.sampled_from(
-                ("execute_model", "## forward ##")))
+            name = (
+                draw(st.sampled_from(OPS))
+                if kind == "op"
+                else draw(st.sampled_from(("execute_model", "## forward ##")))
+            )
             n = Node(kind, name)
         else:
             graph = kind == "rt" and draw(st.integers(0, 3)) == 0
             name = draw(st.sampled_from(GRAPH if graph else (RUNTIME if kind == "rt" else DRIVER)))
             if in_launch and not same_corr_used and draw(st.booleans()):
-                corr = parent.corr            # one call of the parent's correlation per level
+                corr = parent.corr  # one call of the parent's correlation per level
                 same_corr_used = True
             else:
                 counter[0] += 1
@@ -105,6 +109,7 @@ def _expected_launch(calls: list[Node]) -> Node:
         while n.parent is not None:
             n, d = n.parent, d + 1
         return d
+
     return max(pool, key=depth)
 
 
@@ -112,9 +117,10 @@ def _expected_op(call: Node) -> Node | None:
     n = call
     while n is not None and n.kind in LAUNCH:
         n = n.parent
-    while n is not None and n.kind == "op" and n.parent is not None \
-            and n.parent.kind == "op" and n.parent.name == n.name:
-        n = n.parent                        # aten::div inside aten::div: one call
+    while (
+        n is not None and n.kind == "op" and n.parent is not None and n.parent.kind == "op" and n.parent.name == n.name
+    ):
+        n = n.parent  # aten::div inside aten::div: one call
     return n
 
 
@@ -129,11 +135,9 @@ def _expected_owner(call: Node) -> Node:
 
 
 def _cpu_event(n: Node) -> dict:
-    cat = {"op": "cpu_op", "ann": "user_annotation", "rt": "cuda_runtime",
-           "drv": "cuda_driver"}[n.kind]
+    cat = {"op": "cpu_op", "ann": "user_annotation", "rt": "cuda_runtime", "drv": "cuda_driver"}[n.kind]
     args = {"correlation": n.corr} if n.corr is not None else {}
-    return {"ph": "X", "cat": cat, "name": n.name, "pid": 1, "tid": n.tid, "ts": n.ts,
-            "dur": n.dur, "args": args}
+    return {"ph": "X", "cat": cat, "name": n.name, "pid": 1, "tid": n.tid, "ts": n.ts, "dur": n.dur, "args": args}
 
 
 @st.composite
@@ -156,8 +160,8 @@ def traces(draw):
         graph = any(c.graph for c in calls if c.corr == corr)
         for _ in range(draw(st.integers(1 if graph else 0, 4 if graph else 3))):
             gpu_specs.append(corr)
-    gpu_specs += [10_000 + i for i in range(draw(st.integers(0, 2)))]   # no such call
-    gpu_specs += [None] * draw(st.integers(0, 1))                        # no correlation
+    gpu_specs += [10_000 + i for i in range(draw(st.integers(0, 2)))]  # no such call
+    gpu_specs += [None] * draw(st.integers(0, 1))  # no correlation
     n = len(gpu_specs)
     starts = draw(st.lists(st.integers(0, 40 * n + 10), min_size=n, max_size=n, unique=True))
     gpu = []
@@ -167,13 +171,22 @@ def traces(draw):
         args = {"device": 0, "stream": stream}
         if corr is not None:
             args["correlation"] = corr
-        gpu.append({"ph": "X", "cat": cat, "name": f"k{i}", "pid": 0, "tid": stream,
-                    "ts": 100_000 + ts, "dur": draw(st.integers(1, 60)), "args": args})
+        gpu.append(
+            {
+                "ph": "X",
+                "cat": cat,
+                "name": f"k{i}",
+                "pid": 0,
+                "tid": stream,
+                "ts": 100_000 + ts,
+                "dur": draw(st.integers(1, 60)),
+                "args": args,
+            }
+        )
     events = [_cpu_event(x) for x in nodes] + gpu
     order = draw(st.permutations(range(len(events))))
     events = [events[i] for i in order]
-    reps = draw(st.lists(st.integers(0, max(len(events) - 1, 0)), max_size=4, unique=True)) \
-        if events else []
+    reps = draw(st.lists(st.integers(0, max(len(events) - 1, 0)), max_size=4, unique=True)) if events else []
     events += [dict(events[i]) for i in reps]
     return nodes, calls, gpu, len(reps), events
 
@@ -196,8 +209,12 @@ def _union(gpu: list[dict]) -> float:
     return total
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(traces())
 def test_random_traces_count_every_event_once(case):
     nodes, calls, gpu, n_reps, events = case
@@ -205,7 +222,7 @@ def test_random_traces_count_every_event_once(case):
         return
     doc = {"traceEvents": events}
     tree = load_tree(io.BytesIO(json.dumps(doc).encode()))
-    assert len(tree.gpu) == len(gpu)                       # repeats dropped
+    assert len(tree.gpu) == len(gpu)  # repeats dropped
     if n_reps:
         assert any(w.startswith(f"{n_reps} duplicate events dropped") for w in tree.warnings)
     else:
@@ -230,13 +247,17 @@ def test_random_traces_count_every_event_once(case):
         assert g.owner is record(_expected_owner(call)), (g, call.name)
         assert g.launch_name == call.name
 
-    owned = [id(k) for o in tree.ops if o.kernels and
-             (o.cat not in ("cuda_runtime", "cuda_driver") or o.parent is None) for k in o.kernels]
+    owned = [
+        id(k)
+        for o in tree.ops
+        if o.kernels and (o.cat not in ("cuda_runtime", "cuda_driver") or o.parent is None)
+        for k in o.kernels
+    ]
     assert len(owned) == len(set(owned)) == sum(g.launcher is not None for g in tree.gpu)
 
     if not gpu:
         return
-    sheets = {s.name: s for s in build_sheets(tree)}       # runs check_conservation
+    sheets = {s.name: s for s in build_sheets(tree)}  # runs check_conservation
     want = _union(gpu)
     unified = sum(r["time sum (µs)"] for r in sheets["unified_perf_summary"].records())
     assert unified == pytest.approx(want, abs=1e-9)

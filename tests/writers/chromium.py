@@ -1,4 +1,5 @@
 """Headless Chromium for the browser tests (Debian's ``chromium`` package), networking off."""
+
 from __future__ import annotations
 
 import shutil
@@ -6,10 +7,19 @@ import subprocess
 import zlib
 from pathlib import Path
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run",
-         "--host-resolver-rules=MAP * ~NOTFOUND",      # no name resolves: nothing can be fetched
-         "--proxy-server=127.0.0.1:9", "--enable-logging=stderr", "--v=0"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--host-resolver-rules=MAP * ~NOTFOUND",  # no name resolves: nothing can be fetched
+    "--proxy-server=127.0.0.1:9",
+    "--enable-logging=stderr",
+    "--v=0",
+]
 
 
 def binary() -> str | None:
@@ -32,12 +42,13 @@ def png_pixels(path: Path):
     """The RGB pixels of an 8-bit non-interlaced PNG (as Chromium writes) as a numpy array of
     shape (height, width, 3). Sub/Up rows are undone with numpy, Average/Paeth byte by byte."""
     import numpy as np
+
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat = 8, b""
     while pos < len(data):
-        n = int.from_bytes(data[pos:pos + 4], "big")
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        n = int.from_bytes(data[pos : pos + 4], "big")
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + n]
         if kind == b"IHDR":
             w, h = int.from_bytes(body[:4], "big"), int.from_bytes(body[4:8], "big")
             depth, ctype, interlace = body[8], body[9], body[12]
@@ -55,7 +66,7 @@ def png_pixels(path: Path):
         if f == 1:
             line = np.cumsum(line.reshape(w, bpp), axis=0, dtype=np.uint8).reshape(stride)
         elif f == 2:
-            line = line + prev                      # uint8: wraps mod 256, as PNG wants
+            line = line + prev  # uint8: wraps mod 256, as PNG wants
         elif f in (3, 4):
             cur, up = bytearray(line.tobytes()), prev.tobytes()
             for i in range(stride):

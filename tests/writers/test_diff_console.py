@@ -1,11 +1,12 @@
 """perfreport diff on a terminal: one line per row at 80 and 120 columns, numbers whole."""
+
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 from perfreport.diff import diff
-from perfreport.writers.console import print_diff_summary
+from perfreport.writers.diff_console import print_diff_summary
 from perfreport.writers.diff_console import diff_ops_table
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures"
@@ -22,8 +23,8 @@ def test_rows_fit_on_one_line(report, width):
     con = Console(width=width, record=True, file=open("/dev/null", "w"))
     con.print(diff_ops_table(report, width, top=10))
     lines = con.export_text().splitlines()
-    body = [ln for ln in lines[3:] if ln.strip()]          # title, header, rule
-    assert len(body) == 10, "\n".join(lines)                 # one line per row: nothing folded
+    body = [ln for ln in lines[3:] if ln.strip()]  # title, header, rule
+    assert len(body) == 10, "\n".join(lines)  # one line per row: nothing folded
     assert all(len(ln) <= width for ln in lines)
     # the SDPA row's figures (A 4,016 µs, B 2,723 µs, 1.48x faster on B) are printed whole
     sdpa = [ln for ln in body if "aten::_scaled" in ln]

@@ -1,6 +1,7 @@
 """Workbook: unified_perf_summary first and leading with what matters, notes second, a columns
 sheet, frozen header row and first column, autofilter, data bar on roofline %, and number
 formats that fit their columns (read back with openpyxl: no cell would show ###)."""
+
 from __future__ import annotations
 
 import re
@@ -12,8 +13,15 @@ import perfreport
 from perfreport.writers.column_docs import columns_rows
 from tests.conftest import FIX
 
-FIXTURES = ["h100_qwen_0.5b.json.gz", "vllm_decode_graph.json.gz", "inference_aiter_paged_attention_v1.json.gz",
-            "cpu_block.json.gz", "mi300_qwen_0.5b.json.gz", "serving_moe.json.gz", "sglang_decode.json.gz"]
+FIXTURES = [
+    "h100_qwen_0.5b.json.gz",
+    "vllm_decode_graph.json.gz",
+    "inference_aiter_paged_attention_v1.json.gz",
+    "cpu_block.json.gz",
+    "mi300_qwen_0.5b.json.gz",
+    "serving_moe.json.gz",
+    "sglang_decode.json.gz",
+]
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +50,10 @@ def shown(v, fmt: str) -> str:
 
 
 def test_shown_by_hand():
-    assert shown(262422.4, "#,##0.000000") == "262,422.400000"      # the GEMM GFLOP that showed ###
+    assert shown(262422.4, "#,##0.000000") == "262,422.400000"  # the GEMM GFLOP that showed ###
     assert shown(4055.251, "#,##0.000") == "4,055.251"
     assert shown(61.72083, "0.00") == "61.72"
-    assert shown(-1234.5, "#,##0") == "-1,234"   # Python rounds half to even, as the writer's sizing
+    assert shown(-1234.5, "#,##0") == "-1,234"  # Python rounds half to even, as the writer's sizing
 
 
 def test_sheet_order(book):
@@ -61,7 +69,7 @@ def test_unified_leads_with_what_matters(book):
     want = ["name", "category", "time sum (µs)", "percent (%)", "roofline mean (%)", "bound"]
     if "flags" in head:
         want.append("flags")
-    assert head[:len(want)] == want
+    assert head[: len(want)] == want
 
 
 def test_frozen_filtered_and_data_bar(book):
@@ -70,7 +78,7 @@ def test_frozen_filtered_and_data_bar(book):
         if ws.title == "notes":
             assert ws.freeze_panes == "A2"
             continue
-        assert ws.freeze_panes == "B2", ws.title               # header row and first column
+        assert ws.freeze_panes == "B2", ws.title  # header row and first column
         assert ws.auto_filter.ref == f"A1:{ws.cell(1, ws.max_column).column_letter}{ws.max_row}", ws.title
     ws = wb["unified_perf_summary"]
     col = [c.value for c in ws[1]].index("roofline mean (%)") + 1
@@ -105,7 +113,7 @@ def test_gflop_of_gemm_rows_fits(book):
     col = head.index("GFLOP") + 1
     letter = ws.cell(1, col).column_letter
     big = max(ws.cell(r, col).value or 0 for r in range(2, ws.max_row + 1))
-    assert big > 10                                            # a real GEMM: 51.58 GFLOP
+    assert big > 10  # a real GEMM: 51.58 GFLOP
     assert len(shown(big, ws.cell(2, col).number_format)) + 1 <= ws.column_dimensions[letter].width
 
 
@@ -139,10 +147,9 @@ def test_notes_sheet_has_spec_facts_and_coverage(book):
     assert rows["peak matrix_bf16"] == "989.4 TFLOP/s (dense)"
     assert rows["deviceProperties"] == "1 device(s): NVIDIA H100 80GB HBM3"
     from perfreport.writers.summary import coverage_lines
-    cov = coverage_lines(rep)                  # report.coverage.lines(): the one coverage statement
-    assert cov and rows["coverage"] == cov[0]                       # the headline
-    assert [r[1] for r in wb["notes"].iter_rows(min_row=2, values_only=True)
-            if r[0] == "coverage detail"] == cov[1:]
-    for line in cov:                           # each once
-        assert sum(1 for r in wb["notes"].iter_rows(values_only=True)
-                   if line in (r[1], f"{r[0]}: {r[1]}")) == 1
+
+    cov = coverage_lines(rep)  # report.coverage.lines(): the one coverage statement
+    assert cov and rows["coverage"] == cov[0]  # the headline
+    assert [r[1] for r in wb["notes"].iter_rows(min_row=2, values_only=True) if r[0] == "coverage detail"] == cov[1:]
+    for line in cov:  # each once
+        assert sum(1 for r in wb["notes"].iter_rows(values_only=True) if line in (r[1], f"{r[0]}: {r[1]}")) == 1

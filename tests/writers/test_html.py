@@ -1,4 +1,5 @@
 """HTML report: one offline file, roofline points and ceilings, timeline, sortable table."""
+
 from __future__ import annotations
 
 import re
@@ -29,7 +30,7 @@ def page(h100, tmp_path_factory):
 
 def test_self_contained(page):
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
-    assert not re.search(r"\b(src|href)\s*=", page)          # nothing to load
+    assert not re.search(r"\b(src|href)\s*=", page)  # nothing to load
     assert "http://" not in page and "https://" not in page.split("<h2>GPU spec</h2>")[0]
     assert len(page) < 400_000
 
@@ -38,15 +39,15 @@ def test_one_point_per_row_with_flops_and_bytes(h100, page):
     rows = unified_rows(h100)
     placed = points(rows)
     assert len(placed) == page.count('<circle class="pt"')
-    assert 10 < len(placed) < len(rows)                  # unlinked kernels have no model: left out
+    assert 10 < len(placed) < len(rows)  # unlinked kernels have no model: left out
     mm = next(r for r in placed if r["name"] == "aten::mm")
-    assert "aten::mm" in page and f"FLOP/byte: " in page
-    assert mm["ai"] > 100                                 # a GEMM is far right of the elementwise ops
+    assert "aten::mm" in page and "FLOP/byte: " in page
+    assert mm["ai"] > 100  # a GEMM is far right of the elementwise ops
 
 
 def test_ceilings_of_the_precisions_used(h100, page):
     c = dict(ceilings(h100.spec, points(unified_rows(h100))))
-    assert c["matrix_bf16"] == 989.4                       # H100 SXM dense BF16
+    assert c["matrix_bf16"] == 989.4  # H100 SXM dense BF16
     # memory line + one flat line per precision
     assert page.count('class="ceiling"') == 1 + len(c)
     # ridge of BF16 on H100 SXM: 989.4 TFLOP/s / 3.35 TB/s = 295.3 FLOP/byte
@@ -56,26 +57,28 @@ def test_ceilings_of_the_precisions_used(h100, page):
 def test_coverage_statement_on_top(h100, page):
     from perfreport.writers.roofline_svg import escape
     from perfreport.writers.summary import coverage_lines
+
     cov = coverage_lines(h100)
-    assert cov and f'id="coverage"><p>{escape(cov[0])}</p>' in page     # kernel names hold < >
+    assert cov and f'id="coverage"><p>{escape(cov[0])}</p>' in page  # kernel names hold < >
     assert all(f"<p>{escape(line)}</p>" in page for line in cov)
     assert page.index('id="coverage"') < page.index('id="roofline"')
 
 
 def test_timeline_and_table(h100, page):
-    assert "<h2>GPU timeline</h2>" in page and "45.6 ms (92%)" in page    # computation 45.645 ms of 49.653
+    assert "<h2>GPU timeline</h2>" in page and "45.6 ms (92%)" in page  # computation 45.645 ms of 49.653
     body = page.split('<table id="top">')[1].split("</table>")[0]
-    assert body.count("<tr>") == 1 + 50                     # header + top 50 rows
-    assert 'data-v="4055.251"' in body                       # aten::mm time sum, sortable by value
+    assert body.count("<tr>") == 1 + 50  # header + top 50 rows
+    assert 'data-v="4055.251"' in body  # aten::mm time sum, sortable by value
     assert "document.documentElement.setAttribute('data-ready','1')" in page
 
 
 def test_text_is_escaped_and_coverage_shown():
-    sh = Sheet("unified_perf_summary", ["name", "category", "time sum (µs)", "percent (%)", "FLOP/byte",
-                                        "TFLOP/s mean", "count"],
-               [["<script>alert(1)</script>\x07", "GEMM", 10.0, 100.0, 50.0, 5.0, 1]])
-    r = Report(source="a<b>.json", sheets=[sh], notes=["n & m"], spec=load_arch("h100"),
-               arch_msg="GPU spec: x")
+    sh = Sheet(
+        "unified_perf_summary",
+        ["name", "category", "time sum (µs)", "percent (%)", "FLOP/byte", "TFLOP/s mean", "count"],
+        [["<script>alert(1)</script>\x07", "GEMM", 10.0, 100.0, 50.0, 5.0, 1]],
+    )
+    r = Report(source="a<b>.json", sheets=[sh], notes=["n & m"], spec=load_arch("h100"), arch_msg="GPU spec: x")
     r.coverage = type("C", (), {"lines": lambda self: ["coverage: 100% modelled"]})()
     t = html_text(r)
     assert "<script>alert" not in t and "&lt;script&gt;alert(1)&lt;/script&gt; " in t

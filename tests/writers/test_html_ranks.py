@@ -1,5 +1,6 @@
 """The merged multi-rank HTML page (perfreport/writers/html_ranks.py): its sections, escaping,
 and, where headless Chromium is installed, that it loads offline with an empty console."""
+
 from __future__ import annotations
 
 import html
@@ -23,16 +24,22 @@ def report(tmp_path_factory):
 def test_sections_and_figures(report):
     text = ranks_html_text(report, top=50)
     assert f'content="{CSP}"' in text and "<script src" not in text and "<link" not in text
-    for h in ("Roofline, all ranks", "Ranks", "GPU timeline by rank", "Top 2 of 2 ops by their slowest rank",
-              "Collectives", "Notes"):
+    for h in (
+        "Roofline, all ranks",
+        "Ranks",
+        "GPU timeline by rank",
+        "Top 2 of 2 ops by their slowest rank",
+        "Collectives",
+        "Notes",
+    ):
         assert f"<h2>{h}" in text, h
-    page = html.unescape(text)                             # the page escapes ' as &#x27;
-    for line in report.coverage.lines():                  # the statement, each line once
+    page = html.unescape(text)  # the page escapes ' as &#x27;
+    for line in report.coverage.lines():  # the statement, each line once
         assert page.count(line) == 1, line
-    assert text.count('class="pt"') == 3                   # one aten::mm point per rank
-    assert "rank 2: aten::mm" in text                      # hover names the rank
-    assert text.count('<p>GPU 0 of rank ') == 3            # one timeline bar per rank
-    assert '<table id="top">' in text                      # the sorter's table: ops_by_rank
+    assert text.count('class="pt"') == 3  # one aten::mm point per rank
+    assert "rank 2: aten::mm" in text  # hover names the rank
+    assert text.count('<p>GPU 0 of rank ') == 3  # one timeline bar per rank
+    assert '<table id="top">' in text  # the sorter's table: ops_by_rank
 
 
 def test_names_are_escaped(report):

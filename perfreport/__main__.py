@@ -1,0 +1,5 @@
+"""``python -m perfreport``: the command line."""
+
+from perfreport.cli.app import main
+
+main()

@@ -1,0 +1,29 @@
+"""``perfreport archs``: the built-in GPU specs."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+
+def archs(json_out: bool = typer.Option(False, "--json", help="JSON on stdout [default: a table]")):
+    """List the GPUs with built-in specs (memory bandwidth, dense peaks)."""
+    from perfreport.specs import list_archs
+
+    specs = list_archs()
+    if json_out:
+        import orjson
+
+        sys.stdout.write(
+            orjson.dumps(
+                [{"key": s.key, "name": s.name, "mem_bw_tbps": s.mem_bw_tbps, "peaks_tflops": s.peaks} for s in specs],
+                option=orjson.OPT_INDENT_2,
+            ).decode()
+            + "\n"
+        )
+        return
+    from rich.console import Console
+    from perfreport.writers.console import archs_table
+
+    Console(width=None if sys.stdout.isatty() else 120).print(archs_table(specs))

@@ -1,5 +1,0 @@
-"""Paged-attention decode kernel (Triton), its torch reference and cache builders.
-
-Nothing here is imported by ``perfreport analyze``; importing the submodules needs torch
-(and triton for :mod:`perfreport.kernels.paged_attention`).
-"""

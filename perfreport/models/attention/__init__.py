@@ -1,0 +1,1 @@
+"""Attention perf models: SDPA, serving (paged / varlen / MLA) attention, FlashInfer, FlashMLA."""

@@ -1,0 +1,413 @@
+"""Inference attention (serving engines): chunk statistics, split Q / KV byte accounting.
+
+The statistics come from the step's iteration annotation (``perf_meta["iteration"]``,
+written by ``perfreport.passes.iteration_annotations``, read through
+:mod:`perfreport.stats.chunks`): per prefill ("c") and decode ("g") group, sq = new query
+tokens, sk = KV length including them, sqsq = sum sq^2, sqsk = sum sq*sk.
+
+FLOPs = 2*H_Q*(d_qk + d_v)*(c_pairs + g_pairs), c_pairs = c_sqsk - c_sqsq/2 (causal inside
+the current prefill chunk), g_pairs = g_sqsk (decode sees every key): the same as
+H_Q*(d_qk + d_v)*(2*c_sqsk - c_sqsq + 2*g_sqsk).
+
+Sliding-window layers (window W from the op's own argument, else from ``--model-config``
+through ``perf_meta["sliding_window"]``): pairs and KV tokens read per group become
+min(pairs, sq*W) and min(sk, sq + R*(W-1)) (point = upper bound, with the lower bounds of
+:mod:`perfreport.stats.chunks` as an :class:`~perfreport.models.base.Assumption`); c_sk / g_sk
+below are then those windowed KV counts.
+
+Bytes, four named element counts (see :meth:`InferenceAttention.byte_terms`):
+
+* ctx_elems_q  = c_sq*(H_Q*d_qk + H_Q*d_v + H_KV*d_qk + H_KV*d_v)   Q read, O write and the
+  chunk's own K/V, all in the query dtype;
+* ctx_elems_kv = (c_sk - c_sq)*H_KV*(d_qk + d_v)                     cached K/V;
+* gen_elems_q / gen_elems_kv: the same with g_*;
+* bytes = (ctx_q + gen_q)*bpe_Q + (ctx_kv + gen_kv)*bpe_KV.
+
+MLA (``shared_kv_latent``): K and V are one latent vector per token (V = its first d_v
+elements, DeepSeek-V2 paper, arXiv 2405.04434 §2.1), so a cached token is H_KV*d_qk elements
+(576 = kv_lora_rank 512 + rope 64 for DeepSeek-V3), not H_KV*(d_qk + d_v).
+
+With dtype_KV == dtype_Q (and no MLA) this equals ((c_sq + g_sq)*H_Q*(d_qk + d_v) +
+(c_sk + g_sk)*H_KV*(d_qk + d_v))*bpe exactly.
+
+d_h_v is read from the V tensor (the reference tool took it from K, which is wrong for
+MLA-style Dk != Dv). FP8 caches stored as ``unsigned char`` count 1 byte; their precision
+is FP8 (the only format serving stacks store as uint8; the ``kv_cache_dtype`` string
+``fp8``/``fp8_e4m3`` names it when the trace records it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from perfreport.errors import ModelError
+from perfreport.models.base import Assumption, PerfModel, concrete_input, input_dims, input_type
+from perfreport.models.dtypes import bytes_per_element, precision_of
+from perfreport.stats.chunks import chunk_stats, window_group
+from perfreport.stats.iteration_formats import STAT_KEYS
+
+BYTE_STORAGE = frozenset({"unsigned char", "uint8", "torch.uint8", "Byte"})
+
+
+def _bpe(op, dtype: str) -> int | float:
+    if dtype in BYTE_STORAGE:
+        return 1
+    try:
+        b = bytes_per_element(dtype)
+    except (KeyError, ValueError, ModelError):
+        b = None
+    if not b:
+        raise ModelError(f"{op.name}: unknown element size for dtype {dtype!r}")
+    return int(b) if float(b).is_integer() else b
+
+
+def kv_precision(dtype_kv: str, kv_cache_dtype: str = "") -> str:
+    """Precision of a KV cache: the kv_cache_dtype string first, uint8 storage is FP8."""
+    s = (kv_cache_dtype or "").strip().strip("'\"").lower()
+    if s.startswith("fp8"):
+        return "fp8"
+    if dtype_kv in BYTE_STORAGE:
+        return "fp8"
+    return precision_of(dtype_kv)
+
+
+class InferenceAttention(PerfModel):
+    """Base model; reads (query, key, value) = Input Dims[0..2], each ``[tokens, heads, dim]``.
+
+    Subclasses with other layouts override :meth:`read_shapes` / :meth:`read_dtypes` and
+    reuse :func:`perfreport.stats.chunks.chunk_stats` and the formulas.
+    """
+
+    category = "InferenceAttention_fwd"
+    kind = "matrix"
+    compute_in_kv_dtype = False  # True where the kernel's MMAs run in the KV dtype
+    shared_kv_latent = False  # MLA: K and V are one latent vector per token (V = its head)
+    WINDOW: int | None = None  # position of a sliding-window argument (keys to the left)
+    # pass outputs read: chunk statistics, FP8 cache dtype of a leaf, this layer's index and
+    # its sliding window from --model-config (see perfreport/passes/attention_layers.py)
+    needs = ("iteration", "KCache_dtype", "layer_index", "sliding_window")
+
+    def __init__(self, op):
+        super().__init__(op)
+        self.stats = chunk_stats(op)
+        shp = self.read_shapes()
+        self.N_Q: int = shp["N_Q"]
+        self.H_Q: int = shp["H_Q"]
+        self.H_KV: int = shp["H_KV"]
+        self.d_h_qk: int = shp["d_h_qk"]
+        self.d_h_v: int = shp["d_h_v"]
+        self.B = shp.get("B")
+        if self.B is None and self.stats["c_reqs"] is not None and self.stats["g_reqs"] is not None:
+            self.B = self.stats["c_reqs"] + self.stats["g_reqs"]
+        self.kv_layout: str | None = shp.get("kv_layout")
+        if min(self.H_Q, self.H_KV, self.d_h_qk, self.d_h_v) <= 0:
+            raise ModelError(f"{op.name}: empty head count or head dim")
+        self.dtype_Q, self.dtype_KV = self.read_dtypes()
+        self.kv_cache_dtype = self.read_kv_cache_dtype()
+        self.bpe_Q = _bpe(op, self.dtype_Q)
+        self.bpe_KV = _bpe(op, self.dtype_KV)
+        self.window, self.window_source = self.read_window()
+        self._groups = None
+        if self.window:
+            s = self.stats
+            self._groups = (
+                window_group(s["c_sq"], s["c_sk"], s["c_sqsq"], s["c_sqsk"], s["c_reqs"], self.window, decode=False),
+                window_group(s["g_sq"], s["g_sk"], s["g_sqsq"], s["g_sqsk"], s["g_reqs"], self.window, decode=True),
+            )
+
+    # -- inputs (override per layout) ---------------------------------------------------
+    def read_shapes(self) -> dict[str, Any]:
+        q, k, v = (input_dims(self.op, i) for i in (0, 1, 2))
+        if len(q) != 3 or len(k) != 3 or len(v) != 3:
+            raise ModelError(f"{self.op.name}: expected query/key/value [tokens, heads, dim]")
+        return dict(N_Q=q[0], H_Q=q[1], H_KV=k[1], d_h_qk=q[2], d_h_v=v[2])
+
+    def read_dtypes(self) -> tuple[str, str]:
+        """dtype_KV priority: perf_meta.KCache_dtype, then Input type[1], then dtype_Q."""
+        dq = input_type(self.op, 0)
+        types = self.op.args.get("Input type") or []
+        dkv = self.op.perf_meta.get("KCache_dtype") or (types[1] if len(types) > 1 else "") or dq
+        return dq, dkv
+
+    def read_kv_cache_dtype(self) -> str:
+        return ""
+
+    def read_window(self) -> tuple[int | None, str]:
+        """(sliding window W in keys, where it came from), (None, "") for full attention.
+
+        The op's own argument first (``WINDOW``: a left window w means W = w + 1 keys; -1 or
+        0 -> none), else ``perf_meta["sliding_window"]`` that the "attention layers" pass took
+        from ``--model-config`` for this op's layer (0 = that layer is full attention).
+        """
+        if self.WINDOW is not None:
+            ci = concrete_input(self.op, self.WINDOW)
+            try:
+                w = int(float(ci)) if ci not in ("", None) else None
+            except ValueError:
+                w = None
+            if w is not None and w > 0:
+                return w + 1, f"op argument {self.WINDOW} (window_left {w})"
+        w = self.op.perf_meta.get("sliding_window")
+        if isinstance(w, int) and w > 0:
+            layer = self.op.perf_meta.get("layer_index")
+            return w, f"model config, layer {layer}"
+        return None, ""
+
+    # -- model ----------------------------------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        s = self.stats
+        p: dict[str, Any] = {
+            "B": self.B,
+            "N_Q": self.N_Q,
+            "H_Q": self.H_Q,
+            "N_KV": s["c_sk"] + s["g_sk"],
+            "H_KV": self.H_KV,
+            "d_h_qk": self.d_h_qk,
+            "d_h_v": self.d_h_v,
+        }
+        p.update({k: s[k] for k in STAT_KEYS})
+        p["dtype_Q"] = self.dtype_Q
+        p["dtype_KV"] = self.dtype_KV
+        if self.window:
+            p["sliding_window"] = self.window
+            p["N_KV"] = self._groups[0].keys + self._groups[1].keys
+        return p
+
+    def pairs(self) -> tuple[float, float]:
+        """(prefill, decode) (query, key) pairs: causal inside the prefill chunk
+        (sqsk - sqsq/2), every key for decode (sqsk); capped by the sliding window."""
+        if self._groups is not None:
+            return self._groups[0].pairs, self._groups[1].pairs
+        s = self.stats
+        return s["c_sqsk"] - s["c_sqsq"] / 2, float(s["g_sqsk"])
+
+    def flops_for(self, c_pairs: float, g_pairs: float) -> float:
+        return 2.0 * self.H_Q * (self.d_h_qk + self.d_h_v) * (c_pairs + g_pairs)
+
+    def flops(self) -> float:
+        return self.flops_for(*self.pairs())
+
+    def keys(self) -> tuple[float, float]:
+        """(prefill, decode) KV tokens read, new ones included (sk, or the window's share)."""
+        if self._groups is not None:
+            return self._groups[0].keys, self._groups[1].keys
+        return float(self.stats["c_sk"]), float(self.stats["g_sk"])
+
+    def byte_terms(self, keys: tuple[float, float] | None = None) -> dict[str, Any]:
+        """The four element counts and the two element sizes behind :meth:`bytes`."""
+        s = self.stats
+        c_keys, g_keys = keys if keys is not None else self.keys()
+        hq, hkv, dk, dv = self.H_Q, self.H_KV, self.d_h_qk, self.d_h_v
+        kv_per_token = hkv * dk if self.shared_kv_latent else hkv * (dk + dv)
+        per_new_token = hq * dk + hq * dv + kv_per_token
+        return {
+            "ctx_elems_q": s["c_sq"] * per_new_token,
+            "ctx_elems_kv": max(c_keys - s["c_sq"], 0) * kv_per_token,
+            "gen_elems_q": s["g_sq"] * per_new_token,
+            "gen_elems_kv": max(g_keys - s["g_sq"], 0) * kv_per_token,
+            "bpe_Q": self.bpe_Q,
+            "bpe_KV": self.bpe_KV,
+        }
+
+    def bytes_for(self, keys: tuple[float, float] | None = None) -> float:
+        t = self.byte_terms(keys)
+        return float(
+            (t["ctx_elems_q"] + t["gen_elems_q"]) * t["bpe_Q"] + (t["ctx_elems_kv"] + t["gen_elems_kv"]) * t["bpe_KV"]
+        )
+
+    def bytes(self) -> float:
+        return self.bytes_for()
+
+    def assumptions(self) -> list[Assumption]:
+        out = []
+        if self._groups is not None:
+            c, g = self._groups
+            f, b = self.flops(), self.bytes()
+            if not (c.exact and g.exact):
+                out.append(
+                    Assumption(
+                        f"sliding window {self.window} ({self.window_source}): every request's "
+                        f"context taken as >= window + its new tokens, {c.keys + g.keys:.0f} of "
+                        f"{c.full_keys + g.full_keys:.0f} KV tokens read (bounds "
+                        f"{c.keys_lo + g.keys_lo:.0f} … {c.keys + g.keys:.0f}: per-request lengths "
+                        "are not in the annotation)",
+                        bytes_min=self.bytes_for((c.keys_lo, g.keys_lo)),
+                        bytes_max=b,
+                        flops_min=self.flops_for(c.pairs_lo, g.pairs_lo),
+                        flops_max=f,
+                    )
+                )
+        est = self.stats.get("estimated") or {}
+        if est and self._groups is None:
+            s = self.stats
+            lo, hi = {}, {}
+            for p in ("c", "g"):
+                sqsq = est.get(f"{p}_sqsq", (s[f"{p}_sqsq"],) * 2)
+                sqsk = est.get(f"{p}_sqsk", (s[f"{p}_sqsk"],) * 2)
+                if p == "c":
+                    lo[p] = max(sqsk[0] - sqsq[1] / 2, float(s["c_sq"]))
+                    hi[p] = sqsk[1] - sqsq[0] / 2
+                else:
+                    lo[p], hi[p] = float(sqsk[0]), float(sqsk[1])
+            out.append(
+                Assumption(
+                    f"per-request lengths: {', '.join(sorted(est))} estimated from sums "
+                    f"({self.stats['annotation'] or 'compact annotation'}), requests taken as equal",
+                    bytes_min=self.bytes(),
+                    bytes_max=self.bytes(),
+                    flops_min=self.flops_for(lo["c"], lo["g"]),
+                    flops_max=self.flops_for(hi["c"], hi["g"]),
+                )
+            )
+        return out
+
+    def precision(self) -> str:
+        if self.compute_in_kv_dtype:
+            return kv_precision(self.dtype_KV, self.kv_cache_dtype)
+        return precision_of(self.dtype_Q)
+
+
+class VllmUnifiedAttention(InferenceAttention):
+    """``vllm::unified_attention_with_output(query, key, value, output, layer_name, ...)``.
+
+    query/key/value are this step's new tokens ``[tokens, heads, dim]``; the KV cache is not
+    an argument, so an FP8 cache's dtype arrives through ``perf_meta.KCache_dtype`` (the
+    "ROCm KV-cache dtype" pass) and only changes the bytes: the compute precision stays the
+    query dtype.
+    """
+
+
+def _layout_heads(op, k: list[int], v: list[int], layout: str, h_q: int) -> dict[str, Any]:
+    """H_KV / d_h_qk / d_h_v / layout name of a paged K/V cache.
+
+    4D: ``HND`` [blocks, H_KV, page, D] or ``NHD`` [blocks, page, H_KV, D]; 5D (AMD
+    vectorized): K [blocks, H_KV, D/x, page, x], V [blocks, H_KV, D, page] or the vectorized
+    [blocks, H_KV, page/x, D, x]. Without the
+    layout string (torch does not record ``str`` args), the candidate that divides H_Q is
+    taken; if both do, HND is assumed and the layout reads ``HND (assumed)``.
+    """
+    if len(k) == 5:
+        if len(v) == 5:  # vectorized V [blocks, H_KV, page/x, D, x] (aiter shuffled caches)
+            return dict(H_KV=k[1], d_h_qk=k[2] * k[4], d_h_v=v[3], kv_layout="5D")
+        if len(v) != 4:
+            raise ModelError(f"{op.name}: 5D key cache needs a 4D or 5D value cache")
+        return dict(H_KV=k[1], d_h_qk=k[2] * k[4], d_h_v=v[2], kv_layout="5D")
+    if len(k) != 4 or len(v) != 4:
+        raise ModelError(f"{op.name}: expected 4D or 5D paged K/V caches")
+    lay = layout.strip().strip("'\"").upper()
+    if lay not in ("HND", "NHD"):
+        fits_hnd = k[1] > 0 and h_q % k[1] == 0
+        fits_nhd = k[2] > 0 and h_q % k[2] == 0
+        if fits_nhd and not fits_hnd:
+            lay = "NHD"
+        elif fits_hnd and (not fits_nhd or k[1] == k[2]):
+            lay = "HND"
+        else:
+            lay = "HND (assumed)"
+    h_kv = k[2] if lay == "NHD" else k[1]
+    return dict(H_KV=h_kv, d_h_qk=k[3], d_h_v=v[3], kv_layout=lay)
+
+
+class AiterPagedAttentionV1(InferenceAttention):
+    """``aiter::paged_attention_v1(out, workspace_buffer, query, key_cache, value_cache,
+    scale, block_tables, cu_query_lens, context_lens, max_context_len, alibi_slopes,
+    kv_cache_dtype, kv_cache_layout, logits_soft_cap, k_scale, v_scale, ...)``.
+
+    Q/K/V from Input Dims[2..4], dtypes from Input type[2..3]; compute precision is the KV
+    dtype (the kernel's MFMAs run in it), so FP8 caches use the FP8 peak (``matrix_fp8``).
+    """
+
+    compute_in_kv_dtype = True
+    Q, K, V, BLOCK_TABLES, KV_CACHE_DTYPE, LAYOUT = 2, 3, 4, 6, 11, 12
+
+    def read_shapes(self) -> dict[str, Any]:
+        q, k, v = (input_dims(self.op, i) for i in (self.Q, self.K, self.V))
+        if len(q) != 3:
+            raise ModelError(f"{self.op.name}: expected query [tokens, H_Q, D]")
+        out = _layout_heads(self.op, k, v, concrete_input(self.op, self.LAYOUT), q[1])
+        out.update(N_Q=q[0], H_Q=q[1], d_h_qk=q[2])
+        bt = self.op.args.get("Input Dims") or []
+        if len(bt) > self.BLOCK_TABLES and len(bt[self.BLOCK_TABLES]) == 2:
+            out["B"] = bt[self.BLOCK_TABLES][0]
+        return out
+
+    def read_dtypes(self) -> tuple[str, str]:
+        return input_type(self.op, self.Q), input_type(self.op, self.K)
+
+    def read_kv_cache_dtype(self) -> str:
+        return concrete_input(self.op, self.KV_CACHE_DTYPE)
+
+
+class SglangPagedAttentionRagged(InferenceAttention):
+    """``sglang_profiler::attention_paged_attention_ragged[_<layer>]`` (SGLang's wrapper of
+    aiter's ragged paged attention): (out, workspace, query, key_cache, value_cache,
+    kv_indptr, kv_page_indices, kv_last_page_lens, ...), caches ``[pages, page, H_KV, D]``.
+
+    Input type[1] is the uint8 workspace, not a cache: dtype_KV comes from Input type[3].
+    Same kernel family as paged_attention_v1, so the compute precision is the KV dtype.
+    """
+
+    compute_in_kv_dtype = True
+    Q, K, V, KV_INDPTR = 2, 3, 4, 5
+
+    def read_shapes(self) -> dict[str, Any]:
+        q, k, v = (input_dims(self.op, i) for i in (self.Q, self.K, self.V))
+        if len(q) != 3:
+            raise ModelError(f"{self.op.name}: expected query [tokens, H_Q, D]")
+        out = _layout_heads(self.op, k, v, "NHD", q[1])
+        out.update(N_Q=q[0], H_Q=q[1], d_h_qk=q[2])
+        dims = self.op.args.get("Input Dims") or []
+        if len(dims) > self.KV_INDPTR and len(dims[self.KV_INDPTR]) == 1:
+            out["B"] = max(dims[self.KV_INDPTR][0] - 1, 0)
+        return out
+
+    def read_dtypes(self) -> tuple[str, str]:
+        return input_type(self.op, self.Q), input_type(self.op, self.K)
+
+
+class AiterPagedAttentionRagged(SglangPagedAttentionRagged):
+    """``aiter::paged_attention_ragged(out, workspace_buffer, query, key_cache, value_cache,
+    scale, kv_indptr, kv_page_indices, kv_last_page_lens, block_size, ...)`` (aiter
+    ``csrc/include/attention_ragged.h``): SGLang's wrapper order with ``scale`` before
+    ``kv_indptr``, so B = len(kv_indptr) - 1 is read from position 6."""
+
+    KV_INDPTR = 6
+
+
+class PerfreportPagedAttentionDecode(InferenceAttention):
+    """Our bench op ``perfreport::paged_attention_decode(out, query, key_cache, value_cache,
+    block_tables, context_lens, k_scale, v_scale, scale, kv_layout)``.
+
+    query ``[num_seqs*q_len, H_Q, Dk]``; "NHD" caches ``[blocks, page, H_KV, D]``; "5D" K
+    ``[blocks, H_KV, Dk/x, page, x]``, V ``[blocks, H_KV, Dv, page]``. Caches are bf16,
+    float8 or uint8 storage (FP8). The kernel dequantizes FP8 to 16 bits in registers, so
+    its MMAs (and the compute peak) use the query dtype.
+    """
+
+    Q, K, V, BLOCK_TABLES, LAYOUT = 1, 2, 3, 4, 9
+
+    def read_shapes(self) -> dict[str, Any]:
+        q, k, v = (input_dims(self.op, i) for i in (self.Q, self.K, self.V))
+        if len(q) != 3:
+            raise ModelError(f"{self.op.name}: expected query [tokens, H_Q, Dk]")
+        lay = concrete_input(self.op, self.LAYOUT) or ("5D" if len(k) == 5 else "NHD")
+        out = _layout_heads(self.op, k, v, lay, q[1])
+        out.update(N_Q=q[0], H_Q=q[1], d_h_qk=q[2])
+        bt = input_dims(self.op, self.BLOCK_TABLES)
+        if len(bt) == 2:
+            out["B"] = bt[0]
+        return out
+
+    def read_dtypes(self) -> tuple[str, str]:
+        return input_type(self.op, self.Q), input_type(self.op, self.K)
+
+
+__all__ = [
+    "kv_precision",
+    "InferenceAttention",
+    "VllmUnifiedAttention",
+    "AiterPagedAttentionV1",
+    "SglangPagedAttentionRagged",
+    "AiterPagedAttentionRagged",
+    "PerfreportPagedAttentionDecode",
+]

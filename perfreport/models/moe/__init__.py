@@ -1,0 +1,1 @@
+"""Mixture-of-experts perf models: fused experts, expert parallelism, routing, vendor kernels."""

@@ -1,0 +1,1 @@
+"""bench-pa: our paged-attention decode kernel (``kernel/``) and its benchmark (``bench/``)."""

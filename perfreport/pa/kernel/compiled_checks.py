@@ -1,0 +1,105 @@
+"""What the compiled decode kernel does, read from its PTX / amdgcn without a GPU.
+
+``report(target, **shape)`` AOT-compiles both kernels (:func:`paged_attention_launch.aot_compile`)
+and returns a JSON-able dict: the wait counts inside the main loop, the load widths, the MMA
+instructions, and the occupancy (:mod:`perfreport.pa.kernel.occupancy`). Run as a script it prints
+the report of the headline shape for sm_90a, gfx942 and gfx950 (the tables in docs/bench-pa.md):
+
+    python -m perfreport.pa.kernel.compiled_checks
+
+The main loop is the longest span between a label and a later branch back to it.
+NVIDIA: ``cp.async.wait_group N`` in the loop means "wait until at most N copy groups are
+pending": N > 0 means later tiles' copies stay in flight while this tile is consumed (N = 0
+waits for everything: no overlap). AMD: ``s_waitcnt vmcnt(N)`` is the equivalent for vector
+memory loads (N outstanding loads may remain).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+
+def main_loop(asm: str, label_re: str, branch_re: str) -> str:
+    """Text of the longest backward-branch loop of an assembly listing ('' when none)."""
+    lines = asm.splitlines()
+    where = {}
+    for i, ln in enumerate(lines):
+        m = re.match(label_re, ln.strip())
+        if m:
+            where[m.group(1)] = i
+    best = (0, 0)
+    for i, ln in enumerate(lines):
+        m = re.search(branch_re, ln)
+        if m and m.group(1) in where and where[m.group(1)] < i:
+            if i - where[m.group(1)] > best[1] - best[0]:
+                best = (where[m.group(1)], i)
+    return "\n".join(lines[best[0] : best[1] + 1])
+
+
+def ptx_loop_waits(ptx: str) -> list[int]:
+    body = main_loop(ptx, r"^(\$L__BB\d+_\d+):", r"\bbra(?:\.uni)?\s+(\$L__BB\d+_\d+);")
+    return [int(x) for x in re.findall(r"cp\.async\.wait_group\s+(\d+)", body)]
+
+
+def amdgcn_loop_waits(asm: str) -> list[int]:
+    body = main_loop(asm, r"^(\.LBB\d+_\d+):", r"\bs_c?branch\w*\s+(\.LBB\d+_\d+)")
+    return [int(x) for x in re.findall(r"s_waitcnt\s+vmcnt\((\d+)\)", body)]
+
+
+def report(target: str, **kw) -> dict:
+    from perfreport.pa.kernel.occupancy import from_compiled
+    from perfreport.pa.kernel.launch import aot_compile
+
+    main, red = aot_compile(target, **kw)
+    occ, rocc = from_compiled(main, target), from_compiled(red, target)
+    out = dict(
+        target=target,
+        shape=kw,
+        regs=occ.regs,
+        shared=occ.shared,
+        warps=occ.warps,
+        ctas_per_sm=occ.ctas_per_sm,
+        limiter=occ.limiter,
+        spills=occ.spills,
+        reduce_regs=rocc.regs,
+        reduce_ctas_per_sm=rocc.ctas_per_sm,
+    )
+    if target.startswith("gfx"):
+        asm = main.asm["amdgcn"]
+        out.update(
+            loop_waits=amdgcn_loop_waits(asm),
+            mma=sorted(set(re.findall(r"v_mfma_\w+", asm))),
+            loads=sorted(set(re.findall(r"(?:buffer|global)_load_(?:lds_)?\w+", asm))),
+        )
+    else:
+        ptx = main.asm["ptx"]
+        copies = re.findall(r"cp\.async\.c[ag]\.shared\.global[^;]*", ptx)
+        out.update(
+            loop_waits=ptx_loop_waits(ptx),
+            copy_bytes=sorted({int(m, 0) for m in re.findall(r",\s*(0x[0-9a-f]+|\d+)\s*(?:,|$)", "\n".join(copies))}),
+            copies=len(copies),
+            mma=sorted({"wgmma " + t for t in re.findall(r"wgmma\.mma_async\S*\.(e4m3|bf16|f16)", ptx)}),
+            fp8_cvt=ptx.count("cvt.rn.f16x2.e4m3x2"),
+        )
+    return out
+
+
+HEADLINE = dict(dk=192, dv=128, q_len=4, group=16, page=64)
+
+
+def _cases():
+    for tgt, fp8 in (("sm_90a", "fp8"), ("gfx942", "fp8_fnuz"), ("gfx950", "fp8")):
+        yield tgt, dict(HEADLINE, kv="bf16")
+        yield tgt, dict(HEADLINE, kv=fp8, fp8_mma="f16")
+        yield tgt, dict(HEADLINE, kv=fp8, fp8_mma="fp8")
+
+
+if __name__ == "__main__":  # pragma: no cover - documentation helper
+    for tgt, kw in _cases():
+        try:
+            print(json.dumps(report(tgt, **kw)))
+        except Exception as exc:
+            print(json.dumps(dict(target=tgt, shape=kw, error=f"{type(exc).__name__}: {exc}"[:300])))
+        sys.stdout.flush()
