@@ -123,8 +123,6 @@ def _build(data, shown, name_w: int) -> Table:
     return t
 
 
-
-
 def print_diff_summary(report, console: Console, top: int = 10) -> None:
     """``perfreport diff`` on a terminal: the totals, the top rows gained or lost, timelines."""
     console.print(f"[bold]{console_text(report.source)}[/bold]", highlight=False)
