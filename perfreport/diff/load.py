@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perfreport.errors import BadInput
+from perfreport.tables import columns as C
 
 OPS_SHEET = "unified_perf_summary"
 TIMELINE_SHEET = "gpu_timeline"
 _REPORT_HEAD = re.compile(rb'^\s*\{\s*"(source|sheet)"\s*:')
 # numeric columns of the two sheets the diff reads (CSV cells are text)
-_NUM = {"count", "time sum (µs)", "roofline mean (%)", "time (ms)", "percent of total (%)"}
+_NUM = {C.COUNT, C.TIME_SUM_US, C.ROOFLINE_MEAN_PCT, C.TIME_MS, C.PERCENT_OF_TOTAL_PCT}
 
 
 @dataclass
@@ -151,7 +152,7 @@ def _read_csv(p: Path) -> list[dict]:
         for k, v in r.items():
             if k in _NUM:
                 try:
-                    rec[k] = None if v in ("", None) else (int(v) if k == "count" else float(v))
+                    rec[k] = None if v in ("", None) else (int(v) if k == C.COUNT else float(v))
                 except ValueError:
                     raise BadInput(str(p), f"column {k!r} holds {v!r}, not a number") from None
             else:

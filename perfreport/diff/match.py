@@ -15,10 +15,9 @@ What is left is ``vanished`` (only in A) or ``appeared`` (only in B).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from perfreport.tables import columns as C
 
 RULES = ("name+shapes+dtypes", "name+category", "kernel name")
-T = "time sum (µs)"
-R = "roofline mean (%)"
 
 
 @dataclass
@@ -32,11 +31,11 @@ class Group:
 
     @property
     def time(self) -> float:
-        return float(sum(_num(r.get(T)) for r in self.rows))
+        return float(sum(_num(r.get(C.TIME_SUM_US)) for r in self.rows))
 
     @property
     def count(self) -> int:
-        return int(sum(_num(r.get("count")) for r in self.rows))
+        return int(sum(_num(r.get(C.COUNT)) for r in self.rows))
 
     def first(self, col: str) -> str:
         vals = {str(r.get(col) or "") for r in self.rows}
@@ -47,16 +46,16 @@ class Group:
         """Call-weighted mean of the rows' ``roofline mean (%)`` (None if no row has one)."""
         num = den = 0.0
         for r in self.rows:
-            v = r.get(R)
+            v = r.get(C.ROOFLINE_MEAN_PCT)
             if v is not None and v != "":
-                c = _num(r.get("count")) or 1.0
+                c = _num(r.get(C.COUNT)) or 1.0
                 num += float(v) * c
                 den += c
         return num / den if den else None
 
     @property
     def kernels(self) -> str:
-        return "; ".join(str(r.get("kernels") or "") for r in self.rows if r.get("kernels"))
+        return "; ".join(str(r.get(C.KERNELS) or "") for r in self.rows if r.get(C.KERNELS))
 
 
 @dataclass
@@ -85,10 +84,10 @@ def kernel_names(text) -> frozenset:
 
 def _key(rule: str, r: dict):
     if rule == RULES[0]:
-        return (r.get("name"), str(r.get("input dims") or ""), str(r.get("input types") or ""))
+        return (r.get(C.NAME), str(r.get(C.INPUT_DIMS) or ""), str(r.get(C.INPUT_TYPES) or ""))
     if rule == RULES[1]:
-        return (r.get("name"), r.get("category"))
-    ks = kernel_names(r.get("kernels"))
+        return (r.get(C.NAME), r.get(C.CATEGORY))
+    ks = kernel_names(r.get(C.KERNELS))
     return ks or None
 
 

@@ -9,29 +9,31 @@ from __future__ import annotations
 
 from perfreport.diff.load import Side
 from perfreport.diff.match import RULES, Match, match_rows
-from perfreport.tables.sheet import INT, PCT, US, Sheet
+from perfreport.tables.columns import INT, PCT, US
+from perfreport.tables.sheet import Sheet
+from perfreport.tables import columns as C
 
 OPS_COLS = [
-    "match",
-    "status",
-    "name",
-    "category",
-    "input dims",
-    "input types",
-    "name B",
-    "input dims B",
-    "input types B",
-    "count A",
-    "count B",
-    "time A (µs)",
-    "time B (µs)",
-    "delta (µs)",
-    "speedup (A/B)",
-    "share of total delta (%)",
-    "roofline mean A (%)",
-    "roofline mean B (%)",
-    "kernels A",
-    "kernels B",
+    C.MATCH,
+    C.STATUS,
+    C.NAME,
+    C.CATEGORY,
+    C.INPUT_DIMS,
+    C.INPUT_TYPES,
+    C.NAME_B,
+    C.INPUT_DIMS_B,
+    C.INPUT_TYPES_B,
+    C.COUNT_A,
+    C.COUNT_B,
+    C.TIME_A_US,
+    C.TIME_B_US,
+    C.DELTA_US,
+    C.SPEEDUP_A_PER_B,
+    C.SHARE_OF_TOTAL_DELTA_PCT,
+    C.ROOFLINE_MEAN_A_PCT,
+    C.ROOFLINE_MEAN_B_PCT,
+    C.KERNELS_A,
+    C.KERNELS_B,
 ]
 
 
@@ -56,31 +58,31 @@ def ops_rows(matches: list[Match]) -> list[dict]:
         tb = m.b.time if m.b else 0.0
         a, b = m.a or m.b, m.b or m.a
         r = {
-            "match": m.rule,
-            "status": _status(m, ta, tb),
-            "name": a.first("name"),
-            "category": a.first("category"),
-            "input dims": a.first("input dims"),
-            "input types": a.first("input types"),
-            "count A": m.a.count if m.a else 0,
-            "count B": m.b.count if m.b else 0,
-            "time A (µs)": ta,
-            "time B (µs)": tb,
-            "delta (µs)": tb - ta,
-            "speedup (A/B)": _speedup(ta, tb),
-            "roofline mean A (%)": m.a.roofline if m.a else None,
-            "roofline mean B (%)": m.b.roofline if m.b else None,
-            "kernels A": m.a.kernels if m.a else "",
-            "kernels B": m.b.kernels if m.b else "",
+            C.MATCH: m.rule,
+            C.STATUS: _status(m, ta, tb),
+            C.NAME: a.first(C.NAME),
+            C.CATEGORY: a.first(C.CATEGORY),
+            C.INPUT_DIMS: a.first(C.INPUT_DIMS),
+            C.INPUT_TYPES: a.first(C.INPUT_TYPES),
+            C.COUNT_A: m.a.count if m.a else 0,
+            C.COUNT_B: m.b.count if m.b else 0,
+            C.TIME_A_US: ta,
+            C.TIME_B_US: tb,
+            C.DELTA_US: tb - ta,
+            C.SPEEDUP_A_PER_B: _speedup(ta, tb),
+            C.ROOFLINE_MEAN_A_PCT: m.a.roofline if m.a else None,
+            C.ROOFLINE_MEAN_B_PCT: m.b.roofline if m.b else None,
+            C.KERNELS_A: m.a.kernels if m.a else "",
+            C.KERNELS_B: m.b.kernels if m.b else "",
         }
-        for col in ("name", "input dims", "input types"):  # B's value only where it differs
+        for col in (C.NAME, C.INPUT_DIMS, C.INPUT_TYPES):  # B's value only where it differs
             vb = b.first(col)
-            r[f"{col} B"] = vb if m.a and m.b and vb != r[col] else ""
+            r[C.side_b(col)] = vb if m.a and m.b and vb != r[col] else ""
         rows.append(r)
-    rows.sort(key=lambda r: (-abs(r["delta (µs)"]), r["name"], r["input dims"], r["match"]))
-    total = sum(r["delta (µs)"] for r in rows)
+    rows.sort(key=lambda r: (-abs(r[C.DELTA_US]), r[C.NAME], r[C.INPUT_DIMS], r[C.MATCH]))
+    total = sum(r[C.DELTA_US] for r in rows)
     for r in rows:
-        r["share of total delta (%)"] = 100.0 * r["delta (µs)"] / total if total else 0.0
+        r[C.SHARE_OF_TOTAL_DELTA_PCT] = 100.0 * r[C.DELTA_US] / total if total else 0.0
     return rows
 
 
@@ -91,7 +93,7 @@ def timeline_rows(a: Side, b: Side) -> list[dict]:
     def by_dev(rows):
         d: dict = {}
         for r in rows:
-            d.setdefault(str(r.get("device")), {})[r.get("type")] = r
+            d.setdefault(str(r.get(C.DEVICE)), {})[r.get(C.TYPE)] = r
         return [d[k] for k in sorted(d, key=lambda s: (len(s), s))], sorted(d, key=lambda s: (len(s), s))
 
     da, ka = by_dev(a.timeline)
@@ -102,49 +104,49 @@ def timeline_rows(a: Side, b: Side) -> list[dict]:
         tb = db[i] if i < len(db) else {}
         types = list(ta) + [t for t in tb if t not in ta]
         for t in types:
-            va = ta.get(t, {}).get("time (ms)")
-            vb = tb.get(t, {}).get("time (ms)")
+            va = ta.get(t, {}).get(C.TIME_MS)
+            vb = tb.get(t, {}).get(C.TIME_MS)
             rows.append(
                 {
-                    "device A": ka[i] if i < len(ka) else "",
-                    "device B": kb[i] if i < len(kb) else "",
-                    "type": t,
-                    "time A (ms)": va,
-                    "time B (ms)": vb,
-                    "delta (ms)": (vb - va) if va is not None and vb is not None else None,
-                    "speedup (A/B)": _speedup(va or 0.0, vb or 0.0),
-                    "percent of total A (%)": ta.get(t, {}).get("percent of total (%)"),
-                    "percent of total B (%)": tb.get(t, {}).get("percent of total (%)"),
+                    C.DEVICE_A: ka[i] if i < len(ka) else "",
+                    C.DEVICE_B: kb[i] if i < len(kb) else "",
+                    C.TYPE: t,
+                    C.TIME_A_MS: va,
+                    C.TIME_B_MS: vb,
+                    C.DELTA_MS: (vb - va) if va is not None and vb is not None else None,
+                    C.SPEEDUP_A_PER_B: _speedup(va or 0.0, vb or 0.0),
+                    C.PERCENT_OF_TOTAL_A_PCT: ta.get(t, {}).get(C.PERCENT_OF_TOTAL_PCT),
+                    C.PERCENT_OF_TOTAL_B_PCT: tb.get(t, {}).get(C.PERCENT_OF_TOTAL_PCT),
                 }
             )
     return rows
 
 
 def summary_rows(a: Side, b: Side, ops: list[dict]) -> list[dict]:
-    ta = sum(r["time A (µs)"] for r in ops)
-    tb = sum(r["time B (µs)"] for r in ops)
+    ta = sum(r[C.TIME_A_US] for r in ops)
+    tb = sum(r[C.TIME_B_US] for r in ops)
     rows = [
         {
-            "metric": "GPU kernel time (µs)",
-            "A": ta,
-            "B": tb,
-            "delta": tb - ta,
-            "speedup (A/B)": _speedup(ta, tb),
-            "rows": len(ops),
+            C.METRIC: "GPU kernel time (µs)",
+            C.A: ta,
+            C.B: tb,
+            C.DELTA: tb - ta,
+            C.SPEEDUP_A_PER_B: _speedup(ta, tb),
+            C.ROWS: len(ops),
         }
     ]
     for rule in RULES + ("vanished", "appeared"):
-        sub = [r for r in ops if r["match"] == rule]
-        sa = sum(r["time A (µs)"] for r in sub)
-        sb = sum(r["time B (µs)"] for r in sub)
+        sub = [r for r in ops if r[C.MATCH] == rule]
+        sa = sum(r[C.TIME_A_US] for r in sub)
+        sb = sum(r[C.TIME_B_US] for r in sub)
         rows.append(
             {
-                "metric": f"rows matched by {rule} (µs)" if rule in RULES else f"{rule} rows (µs)",
-                "A": sa,
-                "B": sb,
-                "delta": sb - sa,
-                "speedup (A/B)": _speedup(sa, sb),
-                "rows": len(sub),
+                C.METRIC: f"rows matched by {rule} (µs)" if rule in RULES else f"{rule} rows (µs)",
+                C.A: sa,
+                C.B: sb,
+                C.DELTA: sb - sa,
+                C.SPEEDUP_A_PER_B: _speedup(sa, sb),
+                C.ROWS: len(sub),
             }
         )
     return rows
@@ -160,30 +162,30 @@ def build_diff_sheets(a: Side, b: Side) -> list[Sheet]:
         "delta = B − A; speedup = A / B (> 1: B is faster)",
     ]
     fm_ops = {c: US for c in OPS_COLS if "(µs)" in c} | {
-        "count A": INT,
-        "count B": INT,
-        "speedup (A/B)": "0.000",
-        "share of total delta (%)": PCT,
-        "roofline mean A (%)": PCT,
-        "roofline mean B (%)": PCT,
+        C.COUNT_A: INT,
+        C.COUNT_B: INT,
+        C.SPEEDUP_A_PER_B: "0.000",
+        C.SHARE_OF_TOTAL_DELTA_PCT: PCT,
+        C.ROOFLINE_MEAN_A_PCT: PCT,
+        C.ROOFLINE_MEAN_B_PCT: PCT,
     }
     tl_cols = [
-        "device A",
-        "device B",
-        "type",
-        "time A (ms)",
-        "time B (ms)",
-        "delta (ms)",
-        "speedup (A/B)",
-        "percent of total A (%)",
-        "percent of total B (%)",
+        C.DEVICE_A,
+        C.DEVICE_B,
+        C.TYPE,
+        C.TIME_A_MS,
+        C.TIME_B_MS,
+        C.DELTA_MS,
+        C.SPEEDUP_A_PER_B,
+        C.PERCENT_OF_TOTAL_A_PCT,
+        C.PERCENT_OF_TOTAL_B_PCT,
     ]
     return [
         Sheet.from_records(
             "diff_summary",
             summ,
-            ["metric", "A", "B", "delta", "speedup (A/B)", "rows"],
-            {"A": US, "B": US, "delta": US, "speedup (A/B)": "0.000", "rows": INT},
+            [C.METRIC, C.A, C.B, C.DELTA, C.SPEEDUP_A_PER_B, C.ROWS],
+            {C.A: US, C.B: US, C.DELTA: US, C.SPEEDUP_A_PER_B: "0.000", C.ROWS: INT},
             notes,
         ),
         Sheet.from_records(
@@ -198,7 +200,7 @@ def build_diff_sheets(a: Side, b: Side) -> list[Sheet]:
             tl,
             tl_cols,
             {c: "0.000" for c in tl_cols if "(ms)" in c}
-            | {"percent of total A (%)": PCT, "percent of total B (%)": PCT},
+            | {C.PERCENT_OF_TOTAL_A_PCT: PCT, C.PERCENT_OF_TOTAL_B_PCT: PCT},
             [] if tl else ["a side has no gpu_timeline"],
         ),
     ]

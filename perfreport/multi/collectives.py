@@ -28,6 +28,7 @@ from __future__ import annotations
 import statistics
 
 from perfreport.events import CPU_OP
+from perfreport.tables import columns as C
 
 COMM_OP = "record_param_comms"
 FIELDS = {
@@ -163,34 +164,34 @@ def _call_row(key, by_rank: dict[int, dict], offsets: dict[int, float]) -> dict:
     nel = max(int(first["in_nelems"] or 0), int(first["out_nelems"] or 0))
     size = None if esize is None else (int(nel * esize) if float(esize).is_integer() else nel * esize)
     row = {
-        "process group": key[0],
-        "pg description": first["pg_desc"] or "",
-        "seq": key[2],
-        "collective": first["collective"],
-        "dtype": first["dtype"],
-        "group size": n,
-        "ranks seen": len(by_rank),
-        "in msg nelems": first["in_nelems"],
-        "out msg nelems": first["out_nelems"],
-        "message size (B)": size,
-        "first start (µs)": min(starts.values()) if starts else None,
+        C.PROCESS_GROUP: key[0],
+        C.PG_DESCRIPTION: first["pg_desc"] or "",
+        C.SEQ: key[2],
+        C.COLLECTIVE: first["collective"],
+        C.DTYPE: first["dtype"],
+        C.GROUP_SIZE: n,
+        C.RANKS_SEEN: len(by_rank),
+        C.IN_MSG_NELEMS: first["in_nelems"],
+        C.OUT_MSG_NELEMS: first["out_nelems"],
+        C.MESSAGE_SIZE_B: size,
+        C.FIRST_START_US: min(starts.values()) if starts else None,
     }
     if starts:
         smax = max(starts.values())
-        row["start skew (µs)"] = smax - min(starts.values())
-        row["straggler rank"] = max(starts, key=lambda r: (starts[r], r))
+        row[C.START_SKEW_US] = smax - min(starts.values())
+        row[C.STRAGGLER_RANK] = max(starts, key=lambda r: (starts[r], r))
         tv = [times[r] for r in sorted(times)]
-        row["time min (µs)"] = min(tv)
-        row["time median (µs)"] = float(statistics.median(tv))
-        row["time max (µs)"] = max(tv)
+        row[C.TIME_MIN_US] = min(tv)
+        row[C.TIME_MEDIAN_US] = float(statistics.median(tv))
+        row[C.TIME_MAX_US] = max(tv)
         xfer = max(ends.values()) - smax
-        row["transfer time (µs)"] = xfer
+        row[C.TRANSFER_TIME_US] = xfer
         f = busbw_factor(first["collective"], n)
         if size is not None and xfer > 0:
             algbw = size / xfer / 1e3  # B/µs -> GB/s (10^9 B/s)
-            row["algbw (GB/s)"] = algbw
-            row["busbw factor"] = f
-            row["busbw (GB/s)"] = algbw * f if f is not None else None
+            row[C.ALGBW_GB_PER_S] = algbw
+            row[C.BUSBW_FACTOR] = f
+            row[C.BUSBW_GB_PER_S] = algbw * f if f is not None else None
     row["_starts"] = starts
     row["_times"] = times
     return row

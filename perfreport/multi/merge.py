@@ -19,7 +19,9 @@ import statistics
 
 from perfreport.multi.collectives import match_calls, rank_offsets_us
 from perfreport.multi.worker import OP_KEY, RankResult
-from perfreport.tables.sheet import INT, PCT, US, Sheet
+from perfreport.tables.columns import INT, PCT, US
+from perfreport.tables.sheet import Sheet
+from perfreport.tables import columns as C
 
 RANK_COLUMNS = 16
 
@@ -30,25 +32,25 @@ def ranks_sheet(ranked: list[tuple[int, str, RankResult]]) -> Sheet:
         tl = {row[1]: row[2] for row in r.timeline}
         rows.append(
             {
-                "rank": rank,
-                "rank from": src,
-                "trace": r.path,
-                "GPU": r.devices,
-                "GPU spec": r.spec_key or "",
-                "world size": r.world_size,
-                "kernel time (µs)": float(sum(o[5] or 0.0 for o in r.ops)),
-                "modelled (%)": r.coverage["modelled (%)"] if r.coverage else None,
-                "busy (ms)": tl.get("busy"),
-                "total (ms)": tl.get("total"),
-                "computation (ms)": tl.get("computation"),
-                "exposed comm (ms)": tl.get("exposed comm"),
-                "idle (ms)": tl.get("idle"),
-                "collective calls": len(r.calls),
-                "per-rank report": r.per_rank_report or "",
+                C.RANK: rank,
+                C.RANK_FROM: src,
+                C.TRACE: r.path,
+                C.GPU: r.devices,
+                C.GPU_SPEC: r.spec_key or "",
+                C.WORLD_SIZE: r.world_size,
+                C.KERNEL_TIME_US: float(sum(o[5] or 0.0 for o in r.ops)),
+                C.MODELLED_PCT: r.coverage[C.MODELLED_PCT] if r.coverage else None,
+                C.BUSY_MS: tl.get("busy"),
+                C.TOTAL_MS: tl.get("total"),
+                C.COMPUTATION_MS: tl.get("computation"),
+                C.EXPOSED_COMM_MS: tl.get("exposed comm"),
+                C.IDLE_MS: tl.get("idle"),
+                C.COLLECTIVE_CALLS: len(r.calls),
+                C.PER_RANK_REPORT: r.per_rank_report or "",
             }
         )
-    cols = list(rows[0]) if rows else ["rank"]
-    fm = {c: US for c in cols if "(µs)" in c} | {c: "0.000" for c in cols if "(ms)" in c} | {"modelled (%)": PCT}
+    cols = list(rows[0]) if rows else [C.RANK]
+    fm = {c: US for c in cols if "(µs)" in c} | {c: "0.000" for c in cols if "(ms)" in c} | {C.MODELLED_PCT: PCT}
     return Sheet.from_records("ranks", rows, cols, fm)
 
 
@@ -71,33 +73,33 @@ def ops_by_rank(ranked) -> Sheet:
         r = dict(zip(OP_KEY, key))
         r.update(
             {
-                "ranks with it": len(by),
-                "count max": max(counts[key].values()),
-                "time min (µs)": min(t),
-                "time median (µs)": med,
-                "time max (µs)": mx,
-                "time sum (µs)": float(sum(t)),
-                "slowest rank": slow,
-                "max / median": mx / med if med > 0 else None,
+                C.RANKS_WITH_IT: len(by),
+                C.COUNT_MAX: max(counts[key].values()),
+                C.TIME_MIN_US: min(t),
+                C.TIME_MEDIAN_US: med,
+                C.TIME_MAX_US: mx,
+                C.TIME_SUM_US: float(sum(t)),
+                C.SLOWEST_RANK: slow,
+                C.MAX_PER_MEDIAN: mx / med if med > 0 else None,
             }
         )
         if per_rank:
             for rk, v in zip(ranks, t):
-                r[f"rank {rk} (µs)"] = v
+                r[C.rank_time(rk)] = v
         rows.append(r)
-    rows.sort(key=lambda r: (-r["time max (µs)"], r["name"], r["input dims"], r["input types"], r["category"]))
+    rows.sort(key=lambda r: (-r[C.TIME_MAX_US], r[C.NAME], r[C.INPUT_DIMS], r[C.INPUT_TYPES], r[C.CATEGORY]))
     cols = list(OP_KEY) + [
-        "ranks with it",
-        "count max",
-        "time min (µs)",
-        "time median (µs)",
-        "time max (µs)",
-        "time sum (µs)",
-        "slowest rank",
-        "max / median",
+        C.RANKS_WITH_IT,
+        C.COUNT_MAX,
+        C.TIME_MIN_US,
+        C.TIME_MEDIAN_US,
+        C.TIME_MAX_US,
+        C.TIME_SUM_US,
+        C.SLOWEST_RANK,
+        C.MAX_PER_MEDIAN,
     ]
     if per_rank:
-        cols += [f"rank {rk} (µs)" for rk in ranks]
+        cols += [C.rank_time(rk) for rk in ranks]
     notes = ["time = GPU kernel time of the op's unified_perf_summary rows on that rank (0: not run there)"]
     if not per_rank:
         notes.append(f"more than {RANK_COLUMNS} ranks: per-rank columns left out (see the per-rank reports)")
@@ -106,7 +108,7 @@ def ops_by_rank(ranked) -> Sheet:
         rows,
         cols,
         {c: US for c in cols if "(µs)" in c}
-        | {"ranks with it": INT, "count max": INT, "slowest rank": INT, "max / median": "0.000"},
+        | {C.RANKS_WITH_IT: INT, C.COUNT_MAX: INT, C.SLOWEST_RANK: INT, C.MAX_PER_MEDIAN: "0.000"},
         notes,
     )
 
@@ -115,9 +117,9 @@ def timeline_by_rank(ranked) -> Sheet:
     rows = [[rank] + list(row) for rank, _, r in ranked for row in r.timeline]
     return Sheet(
         "gpu_timeline_by_rank",
-        ["rank", "device", "type", "time (ms)", "percent of total (%)"],
+        [C.RANK, C.DEVICE, C.TYPE, C.TIME_MS, C.PERCENT_OF_TOTAL_PCT],
         rows,
-        {"time (ms)": "0.000", "percent of total (%)": PCT},
+        {C.TIME_MS: "0.000", C.PERCENT_OF_TOTAL_PCT: PCT},
         ["each rank's gpu_timeline (see docs/analyze.md)"],
     )
 
@@ -129,48 +131,48 @@ def collectives_sheet(ranked, link) -> Sheet:
     rows, notes = match_calls(per, offsets)
     ranks = sorted(per)
     per_rank = len(ranks) <= RANK_COLUMNS
-    t0 = min((r["first start (µs)"] for r in rows if r["first start (µs)"] is not None), default=0.0)
+    t0 = min((r[C.FIRST_START_US] for r in rows if r[C.FIRST_START_US] is not None), default=0.0)
     for r in rows:
         starts, times = r.pop("_starts"), r.pop("_times")
-        if r["first start (µs)"] is not None:
-            r["first start (µs)"] -= t0
-        bw = r.get("busbw (GB/s)")
-        r["link (GB/s per direction)"] = link[0] if link else None
-        r["busbw of link (%)"] = 100.0 * bw / link[0] if link and bw is not None else None
+        if r[C.FIRST_START_US] is not None:
+            r[C.FIRST_START_US] -= t0
+        bw = r.get(C.BUSBW_GB_PER_S)
+        r[C.LINK_GB_PER_S_PER_DIRECTION] = link[0] if link else None
+        r[C.BUSBW_OF_LINK_PCT] = 100.0 * bw / link[0] if link and bw is not None else None
         if per_rank:
             first = min(starts.values()) if starts else None
             for rk in ranks:
-                r[f"rank {rk} arrival (µs)"] = starts[rk] - first if rk in starts else None
-                r[f"rank {rk} time (µs)"] = times.get(rk)
+                r[C.rank_arrival(rk)] = starts[rk] - first if rk in starts else None
+                r[C.rank_call_time(rk)] = times.get(rk)
     rows.sort(
-        key=lambda r: (r["first start (µs)"] is None, r["first start (µs)"] or 0.0, r["process group"], str(r["seq"]))
+        key=lambda r: (r[C.FIRST_START_US] is None, r[C.FIRST_START_US] or 0.0, r[C.PROCESS_GROUP], str(r[C.SEQ]))
     )
     cols = [
-        "process group",
-        "pg description",
-        "seq",
-        "collective",
-        "dtype",
-        "group size",
-        "ranks seen",
-        "in msg nelems",
-        "out msg nelems",
-        "message size (B)",
-        "first start (µs)",
-        "start skew (µs)",
-        "straggler rank",
-        "time min (µs)",
-        "time median (µs)",
-        "time max (µs)",
-        "transfer time (µs)",
-        "algbw (GB/s)",
-        "busbw factor",
-        "busbw (GB/s)",
-        "link (GB/s per direction)",
-        "busbw of link (%)",
+        C.PROCESS_GROUP,
+        C.PG_DESCRIPTION,
+        C.SEQ,
+        C.COLLECTIVE,
+        C.DTYPE,
+        C.GROUP_SIZE,
+        C.RANKS_SEEN,
+        C.IN_MSG_NELEMS,
+        C.OUT_MSG_NELEMS,
+        C.MESSAGE_SIZE_B,
+        C.FIRST_START_US,
+        C.START_SKEW_US,
+        C.STRAGGLER_RANK,
+        C.TIME_MIN_US,
+        C.TIME_MEDIAN_US,
+        C.TIME_MAX_US,
+        C.TRANSFER_TIME_US,
+        C.ALGBW_GB_PER_S,
+        C.BUSBW_FACTOR,
+        C.BUSBW_GB_PER_S,
+        C.LINK_GB_PER_S_PER_DIRECTION,
+        C.BUSBW_OF_LINK_PCT,
     ]
     if per_rank:
-        cols += [c for rk in ranks for c in (f"rank {rk} arrival (µs)", f"rank {rk} time (µs)")]
+        cols += [c for rk in ranks for c in (C.rank_arrival(rk), C.rank_call_time(rk))]
     notes += [
         clock_note,
         "skew = max - min kernel start; straggler = last to start; transfer time = max end - "
@@ -184,19 +186,19 @@ def collectives_sheet(ranked, link) -> Sheet:
             f"{from_kernels} calls (over all ranks) read from NCCL/RCCL kernel args: "
             "no record_param_comms op launched them"
         )
-    short = [r for r in rows if r["ranks seen"] < r["group size"]]
+    short = [r for r in rows if r[C.RANKS_SEEN] < r[C.GROUP_SIZE]]
     if short:
         notes.append(
             f"{len(short)} calls were seen on fewer ranks than their group size "
             "(trace windows differ, or not every rank's trace was given)"
         )
     fm = {c: US for c in cols if "(µs)" in c} | {
-        "message size (B)": INT,
-        "algbw (GB/s)": "0.000",
-        "busbw (GB/s)": "0.000",
-        "busbw factor": "0.000",
-        "link (GB/s per direction)": "0.0",
-        "busbw of link (%)": PCT,
+        C.MESSAGE_SIZE_B: INT,
+        C.ALGBW_GB_PER_S: "0.000",
+        C.BUSBW_GB_PER_S: "0.000",
+        C.BUSBW_FACTOR: "0.000",
+        C.LINK_GB_PER_S_PER_DIRECTION: "0.0",
+        C.BUSBW_OF_LINK_PCT: PCT,
     }
     return Sheet.from_records("collectives", rows, cols, fm, notes)
 

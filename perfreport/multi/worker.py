@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perfreport.multi.collectives import extract_calls
+from perfreport.tables import columns as C
 
-OP_KEY = ("name", "category", "input dims", "input types")
+OP_KEY = (C.NAME, C.CATEGORY, C.INPUT_DIMS, C.INPUT_TYPES)
 AUDIT_TOP = 30  # flagged rows per rank sent back for --audit
 ANALYZE_OPTS = ("arch", "basis", "graph_capture", "model_config", "models", "short_kernel_us", "linked_only")
 
@@ -83,7 +84,7 @@ def analyze_trace(path: str, opts: dict) -> RankResult:
         out_path = str(d / per_rank_name(path))
         report.to_excel(out_path)
     us = report.sheet("unified_perf_summary")
-    idx = [us.columns.index(c) for c in OP_KEY + ("count", "time sum (µs)", "roofline mean (%)")]
+    idx = [us.columns.index(c) for c in OP_KEY + (C.COUNT, C.TIME_SUM_US, C.ROOFLINE_MEAN_PCT)]
     ops = [[row[i] for i in idx] for row in us.rows]
     tl = report.sheet("gpu_timeline").rows if "gpu_timeline" in report.sheet_names else []
     devs = meta.get("deviceProperties")

@@ -8,41 +8,43 @@ appear once per flag (the totals per tag may therefore add to more than the GPU 
 from __future__ import annotations
 
 from perfreport.tables.flags import split_flags, tag_of
-from perfreport.tables.sheet import PCT, US, Sheet
+from perfreport.tables.columns import PCT, US
+from perfreport.tables.sheet import Sheet
+from perfreport.tables import columns as C
 
 COLUMNS = [
-    "flag",
-    "time affected (µs)",
-    "percent of total (%)",
-    "name",
-    "input dims",
-    "count",
-    "roofline max (%)",
-    "detail",
+    C.FLAG,
+    C.TIME_AFFECTED_US,
+    C.PERCENT_OF_TOTAL_PCT,
+    C.NAME,
+    C.INPUT_DIMS,
+    C.COUNT,
+    C.ROOFLINE_MAX_PCT,
+    C.DETAIL,
 ]
 
 
 def audit_sheet(unified: Sheet) -> Sheet:
     """The ``audit`` sheet of a ``unified_perf_summary`` sheet."""
     recs = unified.records()
-    total = sum(r.get("time sum (µs)") or 0.0 for r in recs)
+    total = sum(r.get(C.TIME_SUM_US) or 0.0 for r in recs)
     rows = []
     for r in recs:
-        t = r.get("time sum (µs)") or 0.0
-        for f in split_flags(r.get("flags")):
+        t = r.get(C.TIME_SUM_US) or 0.0
+        for f in split_flags(r.get(C.FLAGS)):
             rows.append(
                 {
-                    "flag": tag_of(f),
-                    "time affected (µs)": t,
-                    "percent of total (%)": 100.0 * t / total if total else 0.0,
-                    "name": r.get("name"),
-                    "input dims": r.get("input dims"),
-                    "count": r.get("count"),
-                    "roofline max (%)": r.get("roofline max (%)"),
-                    "detail": f.split(":", 1)[1].strip() if ":" in f else f,
+                    C.FLAG: tag_of(f),
+                    C.TIME_AFFECTED_US: t,
+                    C.PERCENT_OF_TOTAL_PCT: 100.0 * t / total if total else 0.0,
+                    C.NAME: r.get(C.NAME),
+                    C.INPUT_DIMS: r.get(C.INPUT_DIMS),
+                    C.COUNT: r.get(C.COUNT),
+                    C.ROOFLINE_MAX_PCT: r.get(C.ROOFLINE_MAX_PCT),
+                    C.DETAIL: f.split(":", 1)[1].strip() if ":" in f else f,
                 }
             )
-    rows.sort(key=lambda x: -x["time affected (µs)"])
+    rows.sort(key=lambda x: -x[C.TIME_AFFECTED_US])
     notes = [
         f"{tag}: {n} row(s), {t:,.1f} µs ({100.0 * t / total if total else 0.0:.1f}% of the time)"
         for tag, (n, t) in audit_totals(rows).items()
@@ -51,7 +53,7 @@ def audit_sheet(unified: Sheet) -> Sheet:
         "audit",
         rows,
         COLUMNS,
-        {"time affected (µs)": US, "percent of total (%)": PCT, "roofline max (%)": PCT, "count": "0"},
+        {C.TIME_AFFECTED_US: US, C.PERCENT_OF_TOTAL_PCT: PCT, C.ROOFLINE_MAX_PCT: PCT, C.COUNT: "0"},
         notes,
     )
 
@@ -60,9 +62,9 @@ def audit_totals(rows: list[dict]) -> dict[str, tuple[int, float]]:
     """tag -> (rows, time affected in µs), largest time first."""
     acc: dict[str, list] = {}
     for r in rows:
-        a = acc.setdefault(r["flag"], [0, 0.0])
+        a = acc.setdefault(r[C.FLAG], [0, 0.0])
         a[0] += 1
-        a[1] += r["time affected (µs)"]
+        a[1] += r[C.TIME_AFFECTED_US]
     return {k: (n, t) for k, (n, t) in sorted(acc.items(), key=lambda kv: -kv[1][1])}
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from perfreport.errors import InternalError
 from perfreport.tables.op_times import kernel_time
+from perfreport.tables import columns as C
 
 REL_TOL = 1e-6
 
@@ -37,7 +38,7 @@ def check_total(what: str, got: float, want: float, rel: float = REL_TOL) -> Non
 
 def _column_sum(sheet, column: str, skip=None) -> float:
     i = sheet.columns.index(column)
-    j = sheet.columns.index("name") if skip is not None else -1
+    j = sheet.columns.index(C.NAME) if skip is not None else -1
     return float(sum((r[i] or 0.0) for r in sheet.rows if j < 0 or r[j] != skip))
 
 
@@ -55,18 +56,18 @@ def check_conservation(sheets, tree) -> None:
     unlinked = kernel_time([g for g in tree.gpu if g.launcher is None])
     s = by.get("unified_perf_summary")
     if s is not None:
-        check_total("unified_perf_summary time", _column_sum(s, "time sum (µs)"), total)
+        check_total("unified_perf_summary time", _column_sum(s, C.TIME_SUM_US), total)
     s = by.get("kernel_summary")
     if s is not None:
-        check_total("kernel_summary", _column_sum(s, "sum (µs)"), total)
+        check_total("kernel_summary", _column_sum(s, C.SUM_US), total)
     s = by.get("ops_summary")
     if s is not None:
-        col = "direct kernel time (µs)"
+        col = C.DIRECT_KERNEL_TIME_US
         check_total("ops_summary direct time of ops", _column_sum(s, col, skip=UNLINKED), total - unlinked)
         check_total("ops_summary direct time", _column_sum(s, col), total)
     s = by.get("ops_summary_by_category")
     if s is not None:
-        check_total("ops_summary_by_category", _column_sum(s, "direct kernel time (µs)"), total)
+        check_total("ops_summary_by_category", _column_sum(s, C.DIRECT_KERNEL_TIME_US), total)
 
 
 __all__ = ["check_conservation", "check_total", "REL_TOL"]

@@ -38,6 +38,7 @@ import re
 from dataclasses import dataclass, field
 
 from perfreport.events import DRIVER, RUNTIME
+from perfreport.tables import columns as C
 
 GRAPH_LAUNCH = re.compile(r"(hip|cuda|cu)GraphLaunch")
 GRAPH_CATEGORY = "graph replay"
@@ -161,7 +162,7 @@ class Coverage:
             "basis": self.basis,
             "total (µs)": self.total_us,
             "modelled (µs)": self.modelled_us,
-            "modelled (%)": self.modelled_pct,
+            C.MODELLED_PCT: self.modelled_pct,
             "communication (µs)": self.communication_us,
             "memcpy/memset (µs)": self.memcpy_us,
             "unmodelled (µs)": dict(self.unmodelled_us),
@@ -202,7 +203,7 @@ def merge_coverage(covs: list[Coverage], basis: str) -> Coverage:
         for k, v in c.model_errors.items():
             out.model_errors[k] = out.model_errors.get(k, 0.0) + v
         for r in c.top_unmodelled:
-            key = (r["name"], r["reason"])
+            key = (r[C.NAME], r[C.REASON])
             by_name[key] = by_name.get(key, 0.0) + r["time (µs)"]
         out.hints.update(c.hints)
     _finish(out, out.unmodelled_us, by_name)
@@ -214,7 +215,7 @@ def _finish(cov: Coverage, un: dict, by_name: dict) -> None:
     after) and its top :data:`TOP` unmodelled (name, reason) of ``by_name`` by time."""
     cov.unmodelled_us = {k: un[k] for k in REASONS if k in un} | {k: v for k, v in un.items() if k not in REASONS}
     top = sorted(((t, n, p) for (n, p), t in by_name.items() if t > 0), key=lambda x: -x[0])[:TOP]
-    cov.top_unmodelled = [{"name": n, "reason": p, "time (µs)": t, "percent (%)": cov.pct(t)} for t, n, p in top]
+    cov.top_unmodelled = [{C.NAME: n, C.REASON: p, "time (µs)": t, C.PERCENT_PCT: cov.pct(t)} for t, n, p in top]
 
 
 def row_parts(*, modelled: bool, total: float, comm: float, memcpy: float, reason: str) -> dict:
@@ -236,7 +237,7 @@ def build_coverage(rows: list[dict], *, has_gpu: bool = True, hints: dict | None
     un: dict[str, float] = {}
     by_name: dict[tuple, float] = {}
     for r in rows:
-        cov.total_us += r["time sum (µs)"]
+        cov.total_us += r[C.TIME_SUM_US]
         for part, us in r["_parts"].items():
             if part == MODELLED:
                 cov.modelled_us += us
@@ -247,8 +248,8 @@ def build_coverage(rows: list[dict], *, has_gpu: bool = True, hints: dict | None
             else:
                 un[part] = un.get(part, 0.0) + us
                 if part == MODEL_ERROR:
-                    cov.model_errors[r["reason"]] = cov.model_errors.get(r["reason"], 0.0) + us
-                k = (r["name"], part)
+                    cov.model_errors[r[C.REASON]] = cov.model_errors.get(r[C.REASON], 0.0) + us
+                k = (r[C.NAME], part)
                 by_name[k] = by_name.get(k, 0.0) + us
     _finish(cov, un, by_name)
     cov.hints = {k: v for k, v in (hints or {}).items() if un.get(k, 0.0) > 0}

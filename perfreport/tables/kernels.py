@@ -14,7 +14,9 @@ import numpy as np
 from perfreport.events import CPU_OP
 from perfreport.tables.op_times import LAUNCH, gpu_time
 from perfreport.tables.ops import UNLINKED, category, kernel_category
-from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list
+from perfreport.tables.columns import INT, PCT, US
+from perfreport.tables.sheet import Sheet, fmt_dims, fmt_list
+from perfreport.tables import columns as C
 
 
 _durations = partial(array, "d")
@@ -51,39 +53,39 @@ def kernel_summary(tree, total_time_us: float) -> Sheet:
         t = excl[(pname, kname, stream)]
         rows.append(
             {
-                "parent op category": cats[(pname, kname, stream)],
-                "parent op": pname,
-                "kernel": kname,
-                "stream": stream,
-                "count": len(d),
-                "sum (µs)": t,
-                "mean (µs)": d.mean(),
-                "median (µs)": float(np.median(d)),
-                "min (µs)": d.min(),
-                "max (µs)": d.max(),
-                "percent of kernel time (%)": 100.0 * t / ksum if ksum else 0.0,
-                "percent of GPU timeline (%)": 100.0 * t / total_time_us if total_time_us else 0.0,
+                C.PARENT_OP_CATEGORY: cats[(pname, kname, stream)],
+                C.PARENT_OP: pname,
+                C.KERNEL: kname,
+                C.STREAM: stream,
+                C.COUNT: len(d),
+                C.SUM_US: t,
+                C.MEAN_US: d.mean(),
+                C.MEDIAN_US: float(np.median(d)),
+                C.MIN_US: d.min(),
+                C.MAX_US: d.max(),
+                C.PERCENT_OF_KERNEL_TIME_PCT: 100.0 * t / ksum if ksum else 0.0,
+                C.PERCENT_OF_GPU_TIMELINE_PCT: 100.0 * t / total_time_us if total_time_us else 0.0,
             }
         )
     cols = [
-        "parent op category",
-        "parent op",
-        "kernel",
-        "stream",
-        "count",
-        "sum (µs)",
-        "mean (µs)",
-        "median (µs)",
-        "min (µs)",
-        "max (µs)",
-        "percent of kernel time (%)",
-        "percent of GPU timeline (%)",
+        C.PARENT_OP_CATEGORY,
+        C.PARENT_OP,
+        C.KERNEL,
+        C.STREAM,
+        C.COUNT,
+        C.SUM_US,
+        C.MEAN_US,
+        C.MEDIAN_US,
+        C.MIN_US,
+        C.MAX_US,
+        C.PERCENT_OF_KERNEL_TIME_PCT,
+        C.PERCENT_OF_GPU_TIMELINE_PCT,
     ]
-    rows.sort(key=lambda r: -r["sum (µs)"])
+    rows.sort(key=lambda r: -r[C.SUM_US])
     fm = {c: US for c in cols if "(µs)" in c} | {
-        "count": INT,
-        "percent of kernel time (%)": PCT,
-        "percent of GPU timeline (%)": PCT,
+        C.COUNT: INT,
+        C.PERCENT_OF_KERNEL_TIME_PCT: PCT,
+        C.PERCENT_OF_GPU_TIMELINE_PCT: PCT,
     }
     return Sheet.from_records("kernel_summary", rows, cols, fm)
 
@@ -107,34 +109,34 @@ def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0) -> She
         d = np.asarray(durs)
         rows.append(
             {
-                "parent op": pname,
-                "input dims": fmt_dims(a.get("Input Dims")),
-                "input strides": fmt_dims(a.get("Input Strides")),
-                "concrete inputs": fmt_list(a.get("Concrete Inputs")),
-                "kernel": kname,
-                "count": len(d),
-                "sum (µs)": d.sum(),
-                "mean (µs)": d.mean(),
-                "percent of GPU timeline (%)": 100.0 * d.sum() / total_time_us if total_time_us else 0.0,
+                C.PARENT_OP: pname,
+                C.INPUT_DIMS: fmt_dims(a.get("Input Dims")),
+                C.INPUT_STRIDES: fmt_dims(a.get("Input Strides")),
+                C.CONCRETE_INPUTS: fmt_list(a.get("Concrete Inputs")),
+                C.KERNEL: kname,
+                C.COUNT: len(d),
+                C.SUM_US: d.sum(),
+                C.MEAN_US: d.mean(),
+                C.PERCENT_OF_GPU_TIMELINE_PCT: 100.0 * d.sum() / total_time_us if total_time_us else 0.0,
             }
         )
     cols = [
-        "parent op",
-        "input dims",
-        "input strides",
-        "concrete inputs",
-        "kernel",
-        "count",
-        "sum (µs)",
-        "mean (µs)",
-        "percent of GPU timeline (%)",
+        C.PARENT_OP,
+        C.INPUT_DIMS,
+        C.INPUT_STRIDES,
+        C.CONCRETE_INPUTS,
+        C.KERNEL,
+        C.COUNT,
+        C.SUM_US,
+        C.MEAN_US,
+        C.PERCENT_OF_GPU_TIMELINE_PCT,
     ]
-    rows.sort(key=lambda r: -r["sum (µs)"])
+    rows.sort(key=lambda r: -r[C.SUM_US])
     note = f"kernels shorter than {threshold_us:g} µs"
     return Sheet.from_records(
         "short_kernels",
         rows,
         cols,
-        {"count": INT, "sum (µs)": US, "mean (µs)": US, "percent of GPU timeline (%)": PCT},
+        {C.COUNT: INT, C.SUM_US: US, C.MEAN_US: US, C.PERCENT_OF_GPU_TIMELINE_PCT: PCT},
         [note],
     )

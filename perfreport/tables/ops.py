@@ -18,7 +18,9 @@ from perfreport.events import CPU_OP, DRIVER, MEMCPY, MEMSET, RUNTIME
 from perfreport.models.registry import category_of
 from perfreport.tables.op_times import OpTimes, gpu_time, kernel_time
 from perfreport.tables.timeline import is_comm_name
-from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list, rank
+from perfreport.tables.columns import INT, PCT, US
+from perfreport.tables.sheet import Sheet, fmt_dims, fmt_list, rank
+from perfreport.tables import columns as C
 
 UNLINKED = "(unlinked GPU events)"
 
@@ -101,12 +103,12 @@ def ops_summary(tree, times: OpTimes) -> Sheet:
         a[4] = a[4] or category(o)
     rows = [
         {
-            "name": k,
-            "category": v[4],
-            "count": v[0],
-            "direct kernel time (µs)": v[1],
-            "subtree kernel time (µs)": v[2],
-            "CPU time (µs)": v[3],
+            C.NAME: k,
+            C.CATEGORY: v[4],
+            C.COUNT: v[0],
+            C.DIRECT_KERNEL_TIME_US: v[1],
+            C.SUBTREE_KERNEL_TIME_US: v[2],
+            C.CPU_TIME_US: v[3],
         }
         for k, v in agg.items()
     ]
@@ -114,25 +116,25 @@ def ops_summary(tree, times: OpTimes) -> Sheet:
     if un:
         rows.append(
             {
-                "name": UNLINKED,
-                "category": "unlinked",
-                "count": len(un),
-                "direct kernel time (µs)": kernel_time(un),
-                "subtree kernel time (µs)": kernel_time(un),
-                "CPU time (µs)": 0.0,
+                C.NAME: UNLINKED,
+                C.CATEGORY: "unlinked",
+                C.COUNT: len(un),
+                C.DIRECT_KERNEL_TIME_US: kernel_time(un),
+                C.SUBTREE_KERNEL_TIME_US: kernel_time(un),
+                C.CPU_TIME_US: 0.0,
             }
         )
     cols = [
-        "name",
-        "category",
-        "count",
-        "direct kernel time (µs)",
-        "subtree kernel time (µs)",
-        "CPU time (µs)",
-        "percent (%)",
-        "cumulative percent (%)",
+        C.NAME,
+        C.CATEGORY,
+        C.COUNT,
+        C.DIRECT_KERNEL_TIME_US,
+        C.SUBTREE_KERNEL_TIME_US,
+        C.CPU_TIME_US,
+        C.PERCENT_PCT,
+        C.CUMULATIVE_PERCENT_PCT,
     ]
-    key = "direct kernel time (µs)" if tree.gpu else "CPU time (µs)"
+    key = C.DIRECT_KERNEL_TIME_US if tree.gpu else C.CPU_TIME_US
     total = gpu_time(tree) if tree.gpu else sum(r[key] for r in rows)
     rank(rows, key, total)
     notes = [] if tree.gpu else ["no GPU events: percentages are of CPU op time"]
@@ -140,27 +142,27 @@ def ops_summary(tree, times: OpTimes) -> Sheet:
         "ops_summary",
         rows,
         cols,
-        {c: US for c in cols[3:6]} | {"count": INT, "percent (%)": PCT, "cumulative percent (%)": PCT},
+        {c: US for c in cols[3:6]} | {C.COUNT: INT, C.PERCENT_PCT: PCT, C.CUMULATIVE_PERCENT_PCT: PCT},
         notes,
     )
 
 
 def ops_summary_by_category(summary: Sheet, tree) -> Sheet:
-    key = "direct kernel time (µs)" if tree.gpu else "CPU time (µs)"
+    key = C.DIRECT_KERNEL_TIME_US if tree.gpu else C.CPU_TIME_US
     agg: dict = {}
     for r in summary.records():
-        a = agg.setdefault(r["category"], [0, 0.0])
-        a[0] += r["count"]
+        a = agg.setdefault(r[C.CATEGORY], [0, 0.0])
+        a[0] += r[C.COUNT]
         a[1] += r[key]
-    rows = [{"category": c, "count": n, key: t} for c, (n, t) in agg.items()]
+    rows = [{C.CATEGORY: c, C.COUNT: n, key: t} for c, (n, t) in agg.items()]
     total = gpu_time(tree) if tree.gpu else sum(r[key] for r in rows)
     rank(rows, key, total)
-    cols = ["category", "count", key, "percent (%)", "cumulative percent (%)"]
+    cols = [C.CATEGORY, C.COUNT, key, C.PERCENT_PCT, C.CUMULATIVE_PERCENT_PCT]
     return Sheet.from_records(
         "ops_summary_by_category",
         rows,
         cols,
-        {key: US, "count": INT, "percent (%)": PCT, "cumulative percent (%)": PCT},
+        {key: US, C.COUNT: INT, C.PERCENT_PCT: PCT, C.CUMULATIVE_PERCENT_PCT: PCT},
     )
 
 
@@ -209,51 +211,51 @@ def ops_unique_args(tree, times: OpTimes) -> Sheet:
         cpu = np.array([o.dur for o in ops])
         rows.append(
             {
-                "name": name,
-                "category": category(o0),
-                "input dims": fmt_dims(a.get("Input Dims")),
-                "input types": fmt_list(a.get("Input type")),
-                "input strides": fmt_dims(a.get("Input Strides")),
-                "concrete inputs": fmt_list(a.get("Concrete Inputs")),
-                "count": len(ops),
-                "direct kernel time mean (µs)": d.mean(),
-                "direct kernel time median (µs)": float(np.median(d)),
-                "direct kernel time std (µs)": d.std(ddof=1) if len(d) > 1 else 0.0,
-                "direct kernel time min (µs)": d.min(),
-                "direct kernel time max (µs)": d.max(),
-                "direct kernel time sum (µs)": d.sum(),
-                "subtree kernel time sum (µs)": s.sum(),
-                "CPU time mean (µs)": cpu.mean(),
-                "CPU time sum (µs)": cpu.sum(),
-                "kernels": kernels_summary_text(o.kernels or [] for o in ops),
-                "example ts (µs)": o0.ts,
+                C.NAME: name,
+                C.CATEGORY: category(o0),
+                C.INPUT_DIMS: fmt_dims(a.get("Input Dims")),
+                C.INPUT_TYPES: fmt_list(a.get("Input type")),
+                C.INPUT_STRIDES: fmt_dims(a.get("Input Strides")),
+                C.CONCRETE_INPUTS: fmt_list(a.get("Concrete Inputs")),
+                C.COUNT: len(ops),
+                C.DIRECT_KERNEL_TIME_MEAN_US: d.mean(),
+                C.DIRECT_KERNEL_TIME_MEDIAN_US: float(np.median(d)),
+                C.DIRECT_KERNEL_TIME_STD_US: d.std(ddof=1) if len(d) > 1 else 0.0,
+                C.DIRECT_KERNEL_TIME_MIN_US: d.min(),
+                C.DIRECT_KERNEL_TIME_MAX_US: d.max(),
+                C.DIRECT_KERNEL_TIME_SUM_US: d.sum(),
+                C.SUBTREE_KERNEL_TIME_SUM_US: s.sum(),
+                C.CPU_TIME_MEAN_US: cpu.mean(),
+                C.CPU_TIME_SUM_US: cpu.sum(),
+                C.KERNELS: kernels_summary_text(o.kernels or [] for o in ops),
+                C.EXAMPLE_TS_US: o0.ts,
             }
         )
-    key = "direct kernel time sum (µs)" if tree.gpu else "CPU time sum (µs)"
+    key = C.DIRECT_KERNEL_TIME_SUM_US if tree.gpu else C.CPU_TIME_SUM_US
     total = gpu_time(tree) if tree.gpu else sum(r[key] for r in rows)
     rank(rows, key, total)
     cols = [
-        "name",
-        "category",
-        "input dims",
-        "input types",
-        "input strides",
-        "concrete inputs",
-        "count",
-        "direct kernel time mean (µs)",
-        "direct kernel time median (µs)",
-        "direct kernel time std (µs)",
-        "direct kernel time min (µs)",
-        "direct kernel time max (µs)",
-        "direct kernel time sum (µs)",
-        "subtree kernel time sum (µs)",
-        "CPU time mean (µs)",
-        "CPU time sum (µs)",
-        "percent (%)",
-        "cumulative percent (%)",
-        "kernels",
-        "example ts (µs)",
+        C.NAME,
+        C.CATEGORY,
+        C.INPUT_DIMS,
+        C.INPUT_TYPES,
+        C.INPUT_STRIDES,
+        C.CONCRETE_INPUTS,
+        C.COUNT,
+        C.DIRECT_KERNEL_TIME_MEAN_US,
+        C.DIRECT_KERNEL_TIME_MEDIAN_US,
+        C.DIRECT_KERNEL_TIME_STD_US,
+        C.DIRECT_KERNEL_TIME_MIN_US,
+        C.DIRECT_KERNEL_TIME_MAX_US,
+        C.DIRECT_KERNEL_TIME_SUM_US,
+        C.SUBTREE_KERNEL_TIME_SUM_US,
+        C.CPU_TIME_MEAN_US,
+        C.CPU_TIME_SUM_US,
+        C.PERCENT_PCT,
+        C.CUMULATIVE_PERCENT_PCT,
+        C.KERNELS,
+        C.EXAMPLE_TS_US,
     ]
     fm = {c: US for c in cols if "(µs)" in c}
-    fm.update({"count": INT, "percent (%)": PCT, "cumulative percent (%)": PCT})
+    fm.update({C.COUNT: INT, C.PERCENT_PCT: PCT, C.CUMULATIVE_PERCENT_PCT: PCT})
     return Sheet.from_records("ops_unique_args", rows, cols, fm)

@@ -39,8 +39,10 @@ from perfreport.tables import flags as fl
 from perfreport.tables.coverage import GRAPH_CATEGORY, graph_reason, is_graph_launch, split_graph_kernels
 from perfreport.tables.op_times import kernel_time
 from perfreport.tables.ops import KernelAcc, annotation_units, category
-from perfreport.tables.sheet import INT, PCT, US, Sheet, fmt_dims, fmt_list, rank
+from perfreport.tables.columns import INT, PCT, US
+from perfreport.tables.sheet import Sheet, fmt_dims, fmt_list, rank
 from perfreport.tables.timeline import is_comm
+from perfreport.tables import columns as C
 
 LAUNCH = (RUNTIME, DRIVER)
 
@@ -252,35 +254,35 @@ def _row(name, op0, ev, times, overlaps, parts, split_flag, spec, has_gpu, graph
     total = float(t.sum())
     graph = ev is None and is_graph_launch(op0)  # a graph replay's kernels, shapes unknown
     r = {
-        "name": name,
-        "category": ev.category if ev else (GRAPH_CATEGORY if graph else ucat or category(op0)),
-        "perf model": ev.model if ev else "",
-        "reason": ev.reason if ev else (graph_why if graph else ""),
-        "input dims": fmt_dims(a.get("Input Dims")),
-        "input types": fmt_list(a.get("Input type")),
-        "input strides": fmt_dims(a.get("Input Strides")),
-        "concrete inputs": fmt_list(a.get("Concrete Inputs")),
-        "count": len(t),
-        "time sum (µs)": total,
-        "time mean (µs)": float(t.mean()),
-        "time median (µs)": float(np.median(t)),
-        "time std (µs)": float(t.std(ddof=1)) if len(t) > 1 else 0.0,
-        "time min (µs)": float(t.min()),
-        "time max (µs)": float(t.max()),
+        C.NAME: name,
+        C.CATEGORY: ev.category if ev else (GRAPH_CATEGORY if graph else ucat or category(op0)),
+        C.PERF_MODEL: ev.model if ev else "",
+        C.REASON: ev.reason if ev else (graph_why if graph else ""),
+        C.INPUT_DIMS: fmt_dims(a.get("Input Dims")),
+        C.INPUT_TYPES: fmt_list(a.get("Input type")),
+        C.INPUT_STRIDES: fmt_dims(a.get("Input Strides")),
+        C.CONCRETE_INPUTS: fmt_list(a.get("Concrete Inputs")),
+        C.COUNT: len(t),
+        C.TIME_SUM_US: total,
+        C.TIME_MEAN_US: float(t.mean()),
+        C.TIME_MEDIAN_US: float(np.median(t)),
+        C.TIME_STD_US: float(t.std(ddof=1)) if len(t) > 1 else 0.0,
+        C.TIME_MIN_US: float(t.min()),
+        C.TIME_MAX_US: float(t.max()),
     }
     flags = [split_flag] if split_flag else []
     host = sum(p.host for p in parts)
     if ev is not None and not ev.reason:
         f, by = ev.flops, ev.bytes
-        r["GFLOP"] = f / 1e9
-        r["data moved (MB)"] = by / 1e6 if by is not None else None
-        r["FLOP/byte"] = f / by if by else None
+        r[C.GFLOP] = f / 1e9
+        r[C.DATA_MOVED_MB] = by / 1e6 if by is not None else None
+        r[C.FLOP_PER_BYTE] = f / by if by else None
         with np.errstate(divide="ignore", invalid="ignore"):
-            r["TFLOP/s mean"] = float(np.mean(np.where(t > 0, f / (t * 1e6), np.nan))) if (t > 0).any() else None
-            r["TB/s mean"] = (
+            r[C.TFLOP_PER_S_MEAN] = float(np.mean(np.where(t > 0, f / (t * 1e6), np.nan))) if (t > 0).any() else None
+            r[C.TB_PER_S_MEAN] = (
                 float(np.mean(np.where(t > 0, by / (t * 1e6), np.nan))) if by is not None and (t > 0).any() else None
             )
-        r["compute spec"] = ev.spec
+        r[C.COMPUTE_SPEC] = ev.spec
         flags += fl.assumption_texts(ev.assumptions)
         if spec is not None and by is not None:
             sp, link = spec, has_gpu and total > 0 and host >= 0.5 * total and spec.host_link_gbps
@@ -294,17 +296,17 @@ def _row(name, op0, ev, times, overlaps, parts, split_flag, spec, has_gpu, graph
                 pos = t > 0
                 safe = np.where(pos, t, 1.0)
                 pct = np.where(pos, rt / safe * 100.0, np.nan)
-                r["roofline time (µs)"] = rt
-                r["bound"] = "host link" if link and bound == "memory" else bound
-                r["roofline mean (%)"] = float(np.nanmean(pct)) if pos.any() else None
-                r["roofline median (%)"] = float(np.nanmedian(pct)) if pos.any() else None
-                r["roofline min (%)"] = float(np.nanmin(pct)) if pos.any() else None
-                r["roofline max (%)"] = float(np.nanmax(pct)) if pos.any() else None
-                r["roofline std (%)"] = float(np.nanstd(pct, ddof=1)) if pos.sum() > 1 else 0.0
-                r["roofline time min (µs)"], r["roofline time max (µs)"] = rt_lo, rt_hi
+                r[C.ROOFLINE_TIME_US] = rt
+                r[C.BOUND] = "host link" if link and bound == "memory" else bound
+                r[C.ROOFLINE_MEAN_PCT] = float(np.nanmean(pct)) if pos.any() else None
+                r[C.ROOFLINE_MEDIAN_PCT] = float(np.nanmedian(pct)) if pos.any() else None
+                r[C.ROOFLINE_MIN_PCT] = float(np.nanmin(pct)) if pos.any() else None
+                r[C.ROOFLINE_MAX_PCT] = float(np.nanmax(pct)) if pos.any() else None
+                r[C.ROOFLINE_STD_PCT] = float(np.nanstd(pct, ddof=1)) if pos.sum() > 1 else 0.0
+                r[C.ROOFLINE_TIME_MIN_US], r[C.ROOFLINE_TIME_MAX_US] = rt_lo, rt_hi
                 if pos.any():
-                    r["roofline % min"] = float(np.nanmean(np.where(pos, rt_lo / safe * 100.0, np.nan)))
-                    r["roofline % max"] = float(np.nanmean(np.where(pos, rt_hi / safe * 100.0, np.nan)))
+                    r[C.ROOFLINE_PCT_MIN] = float(np.nanmean(np.where(pos, rt_lo / safe * 100.0, np.nan)))
+                    r[C.ROOFLINE_PCT_MAX] = float(np.nanmean(np.where(pos, rt_hi / safe * 100.0, np.nan)))
                 above = pct > 100.0
                 n_above = int(above.sum())
                 if n_above:
@@ -315,22 +317,22 @@ def _row(name, op0, ev, times, overlaps, parts, split_flag, spec, has_gpu, graph
                             n=len(t),
                             nbytes=by,
                             llc_bytes=spec.llc_bytes,
-                            category=r["category"],
-                            bound=r["bound"],
+                            category=r[C.CATEGORY],
+                            bound=r[C.BOUND],
                             above_us=float(t[above].sum()),
                             overlap_us=float(np.asarray(overlaps, dtype=np.float64)[above].sum()),
                             excess_us=float((rt - t[above]).sum()),
-                            pct_min=r.get("roofline % min"),
+                            pct_min=r.get(C.ROOFLINE_PCT_MIN),
                             assumptions=ev.assumptions,
                             model=ev.model,
                         ),
                     )
         for k, v in ev.params.items():
-            r[f"param: {k}"] = _cell(v)
-    r["flags"] = fl.join_flags(flags)
-    modelled = r.get("roofline time (µs)") is not None
+            r[C.param(k)] = _cell(v)
+    r[C.FLAGS] = fl.join_flags(flags)
+    modelled = r.get(C.ROOFLINE_TIME_US) is not None
     reason = cv.MODELLED if modelled else _reason(op0, ev, parts, total, spec)
-    r["coverage"] = reason
+    r[C.COVERAGE] = reason
     r["_parts"] = cv.row_parts(
         modelled=modelled,
         total=total,
@@ -344,45 +346,45 @@ def _row(name, op0, ev, times, overlaps, parts, split_flag, spec, has_gpu, graph
             a_ = acc.acc.setdefault(k, [0, 0.0])
             a_[0] += c
             a_[1] += s
-    r["kernels"] = acc.text() if has_gpu else ""
+    r[C.KERNELS] = acc.text() if has_gpu else ""
     # where to find one instance in a trace viewer (Perfetto / chrome://tracing)
     op_first = min((p.op0 for p in parts if p.op0 is not None), key=lambda o: o.ts, default=None)
-    r["example ts (µs)"] = op_first.ts if op_first is not None else None
+    r[C.EXAMPLE_TS_US] = op_first.ts if op_first is not None else None
     return r
 
 
 BASE_COLS = [
-    "name",
-    "category",
-    "perf model",
-    "reason",
-    "count",
-    "time sum (µs)",
-    "time mean (µs)",
-    "time median (µs)",
-    "time std (µs)",
-    "time min (µs)",
-    "time max (µs)",
-    "GFLOP",
-    "data moved (MB)",
-    "FLOP/byte",
-    "TFLOP/s mean",
-    "TB/s mean",
-    "compute spec",
-    "roofline time (µs)",
-    "bound",
-    "roofline mean (%)",
-    "roofline median (%)",
-    "roofline min (%)",
-    "roofline max (%)",
-    "roofline std (%)",
-    "roofline time min (µs)",
-    "roofline time max (µs)",
-    "roofline % min",
-    "roofline % max",
-    "flags",
+    C.NAME,
+    C.CATEGORY,
+    C.PERF_MODEL,
+    C.REASON,
+    C.COUNT,
+    C.TIME_SUM_US,
+    C.TIME_MEAN_US,
+    C.TIME_MEDIAN_US,
+    C.TIME_STD_US,
+    C.TIME_MIN_US,
+    C.TIME_MAX_US,
+    C.GFLOP,
+    C.DATA_MOVED_MB,
+    C.FLOP_PER_BYTE,
+    C.TFLOP_PER_S_MEAN,
+    C.TB_PER_S_MEAN,
+    C.COMPUTE_SPEC,
+    C.ROOFLINE_TIME_US,
+    C.BOUND,
+    C.ROOFLINE_MEAN_PCT,
+    C.ROOFLINE_MEDIAN_PCT,
+    C.ROOFLINE_MIN_PCT,
+    C.ROOFLINE_MAX_PCT,
+    C.ROOFLINE_STD_PCT,
+    C.ROOFLINE_TIME_MIN_US,
+    C.ROOFLINE_TIME_MAX_US,
+    C.ROOFLINE_PCT_MIN,
+    C.ROOFLINE_PCT_MAX,
+    C.FLAGS,
 ]
-TAIL_COLS = ["input dims", "input types", "input strides", "concrete inputs", "coverage", "kernels", "example ts (µs)"]
+TAIL_COLS = [C.INPUT_DIMS, C.INPUT_TYPES, C.INPUT_STRIDES, C.CONCRETE_INPUTS, C.COVERAGE, C.KERNELS, C.EXAMPLE_TS_US]
 
 
 def perf_tables(tree, times, spec) -> tuple[list[Sheet], cv.Coverage]:
@@ -409,32 +411,32 @@ def perf_tables(tree, times, spec) -> tuple[list[Sheet], cv.Coverage]:
                 graph_why,
                 ucat if grp.ev is None else None,
             )
-            if r["example ts (µs)"] is None:
-                r["example ts (µs)"] = first_gpu_ts.get(name)
+            if r[C.EXAMPLE_TS_US] is None:
+                r[C.EXAMPLE_TS_US] = first_gpu_ts.get(name)
             rows.append(r)
     coverage = cv.build_coverage(
         rows, has_gpu=has_gpu, hints={cv.GRAPH: cv.GRAPH_HINT} if graph_why == cv.NO_CAPTURE else None
     )
 
-    total = float(sum(r["time sum (µs)"] for r in rows))
-    rank(rows, "time sum (µs)", total)
+    total = float(sum(r[C.TIME_SUM_US] for r in rows))
+    rank(rows, C.TIME_SUM_US, total)
     param_cols: list[str] = []
     for r in rows:
         for c in r:
-            if c.startswith("param: ") and c not in param_cols:
+            if c.startswith(C.PARAM_PREFIX) and c not in param_cols:
                 param_cols.append(c)
     fm = {c: US for c in BASE_COLS + TAIL_COLS if "(µs)" in c}
-    fm.update({c: PCT for c in BASE_COLS + ["percent (%)", "cumulative percent (%)"] if "(%)" in c})
+    fm.update({c: PCT for c in BASE_COLS + [C.PERCENT_PCT, C.CUMULATIVE_PERCENT_PCT] if "(%)" in c})
     fm.update(
         {
-            "count": INT,
-            "GFLOP": "0.000000",
-            "data moved (MB)": "0.000",
-            "FLOP/byte": "0.00",
-            "TFLOP/s mean": "0.000",
-            "TB/s mean": "0.000",
-            "roofline % min": PCT,
-            "roofline % max": PCT,
+            C.COUNT: INT,
+            C.GFLOP: "0.000000",
+            C.DATA_MOVED_MB: "0.000",
+            C.FLOP_PER_BYTE: "0.00",
+            C.TFLOP_PER_S_MEAN: "0.000",
+            C.TB_PER_S_MEAN: "0.000",
+            C.ROOFLINE_PCT_MIN: PCT,
+            C.ROOFLINE_PCT_MAX: PCT,
         }
     )
     notes = []
@@ -444,22 +446,22 @@ def perf_tables(tree, times, spec) -> tuple[list[Sheet], cv.Coverage]:
         notes.append("no GPU spec matched: roofline columns are empty (use --arch)")
     else:
         notes.append(f"roofline on {spec.name} ({spec.basis} figures)")
-    unified_cols = BASE_COLS + ["percent (%)", "cumulative percent (%)"] + TAIL_COLS
+    unified_cols = BASE_COLS + [C.PERCENT_PCT, C.CUMULATIVE_PERCENT_PCT] + TAIL_COLS
     sheets = [Sheet.from_records("unified_perf_summary", rows, unified_cols, fm, notes)]
 
     by_cat: dict = {}
     for r in rows:
-        if r["perf model"]:
-            by_cat.setdefault(r["category"], []).append(r)
+        if r[C.PERF_MODEL]:
+            by_cat.setdefault(r[C.CATEGORY], []).append(r)
     for cat in sorted(by_cat):
         sub = by_cat[cat]
         pcols = [c for c in param_cols if any(r.get(c) is not None for r in sub)]
         cols = (
-            ["name"]
+            [C.NAME]
             + pcols
-            + [c for c in BASE_COLS if c not in ("name", "category", "perf model")]
-            + ["percent (%)"]
-            + [c for c in TAIL_COLS if c != "coverage"]
+            + [c for c in BASE_COLS if c not in (C.NAME, C.CATEGORY, C.PERF_MODEL)]
+            + [C.PERCENT_PCT]
+            + [c for c in TAIL_COLS if c != C.COVERAGE]
         )
         sheets.append(Sheet.from_records(cat, sub, cols, fm, notes))
     return sheets, coverage

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from perfreport.tables import columns as C
+
 
 @dataclass
 class Sheet:
@@ -49,14 +51,9 @@ def rank(records: list[dict], key: str, total: float) -> list[dict]:
     for r in records:
         p = 100.0 * (r.get(key) or 0.0) / total if total else 0.0
         cum += p
-        r["percent (%)"] = p
-        r["cumulative percent (%)"] = cum
+        r[C.PERCENT_PCT] = p
+        r[C.CUMULATIVE_PERCENT_PCT] = cum
     return records
-
-
-US = "0.000"  # Excel number formats
-PCT = "0.00"
-INT = "0"
 
 
 def fmt_dims(dims) -> str:

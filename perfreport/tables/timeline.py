@@ -21,7 +21,9 @@ from functools import lru_cache
 import numpy as np
 
 from perfreport.events import KERNEL, MEMCPY, MEMSET
-from perfreport.tables.sheet import PCT, Sheet
+from perfreport.tables.columns import PCT
+from perfreport.tables.sheet import Sheet
+from perfreport.tables import columns as C
 
 COMM_RX = re.compile(r"nccl|rccl|all_?reduce|all_?gather|reduce_?scatter|alltoall", re.I)
 
@@ -135,8 +137,8 @@ def gpu_timeline(tree, include_unlinked: bool = True) -> Sheet:
             notes.append(f"{n} GPU events have no CPU launch in the trace window; they are counted")
     return Sheet(
         "gpu_timeline",
-        ["device", "type", "time (ms)", "percent of total (%)"],
+        [C.DEVICE, C.TYPE, C.TIME_MS, C.PERCENT_OF_TOTAL_PCT],
         rows,
-        {"time (ms)": "0.000", "percent of total (%)": PCT},
+        {C.TIME_MS: "0.000", C.PERCENT_OF_TOTAL_PCT: PCT},
         notes,
     )

@@ -10,6 +10,7 @@ from rich.console import Console
 from perfreport.tables.audit import audit_sheet
 from perfreport.writers.cells import text
 from perfreport.writers.console import shorten_middle
+from perfreport.tables import columns as C
 
 NAME_WIDTH = 100  # kernel names in the coverage lines, shortened in the middle
 
@@ -26,7 +27,7 @@ def flag_lines(notes: list[str], records: list[dict], count: int, *, top: int = 
     out = [f"flags: {n}" for n in notes]
     out.append("flagged rows, by GPU time affected:")
     for r in records[:top]:
-        dims = f" ({r['input dims']})" if r["input dims"] else ""
+        dims = f" ({r['input dims']})" if r[C.INPUT_DIMS] else ""
         out.append(
             f"  {r['time affected (µs)']:>12,.1f} µs {r['percent of total (%)']:5.1f}%  "
             f"{r['flag']}: {shorten_middle(str(r['name']), NAME_WIDTH)}{dims} x{r['count']}: {r['detail']}"

@@ -17,6 +17,7 @@ from rich.text import Text
 from perfreport.writers import numfmt
 from perfreport.writers.cells import console_text, rows, text
 from perfreport.writers.summary import coverage_lines, gpu_breakdown, top_rows
+from perfreport.tables import columns as C
 
 ELLIPSIS = "…"
 MIN_NAME = 16
@@ -285,15 +286,15 @@ def print_summary_multi(report, console: Console, top: int = 15) -> None:
             report.sheet("ranks"),
             None,
             [
-                "rank",
-                "rank from",
-                "trace",
-                "kernel time (µs)",
-                "modelled (%)",
-                "busy (ms)",
-                "exposed comm (ms)",
-                "idle (ms)",
-                "collective calls",
+                C.RANK,
+                C.RANK_FROM,
+                C.TRACE,
+                C.KERNEL_TIME_US,
+                C.MODELLED_PCT,
+                C.BUSY_MS,
+                C.EXPOSED_COMM_MS,
+                C.IDLE_MS,
+                C.COLLECTIVE_CALLS,
             ],
         )
     )
@@ -302,13 +303,13 @@ def print_summary_multi(report, console: Console, top: int = 15) -> None:
             report.sheet("ops_by_rank"),
             top,
             [
-                "name",
-                "input dims",
-                "time min (µs)",
-                "time median (µs)",
-                "time max (µs)",
-                "slowest rank",
-                "max / median",
+                C.NAME,
+                C.INPUT_DIMS,
+                C.TIME_MIN_US,
+                C.TIME_MEDIAN_US,
+                C.TIME_MAX_US,
+                C.SLOWEST_RANK,
+                C.MAX_PER_MEDIAN,
             ],
         )
     )
@@ -318,16 +319,16 @@ def print_summary_multi(report, console: Console, top: int = 15) -> None:
                 report.sheet("collectives"),
                 top,
                 [
-                    "process group",
-                    "seq",
-                    "collective",
-                    "message size (B)",
-                    "start skew (µs)",
-                    "straggler rank",
-                    "transfer time (µs)",
-                    "algbw (GB/s)",
-                    "busbw (GB/s)",
-                    "busbw of link (%)",
+                    C.PROCESS_GROUP,
+                    C.SEQ,
+                    C.COLLECTIVE,
+                    C.MESSAGE_SIZE_B,
+                    C.START_SKEW_US,
+                    C.STRAGGLER_RANK,
+                    C.TRANSFER_TIME_US,
+                    C.ALGBW_GB_PER_S,
+                    C.BUSBW_GB_PER_S,
+                    C.BUSBW_OF_LINK_PCT,
                 ],
             )
         )

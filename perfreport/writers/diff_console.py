@@ -16,6 +16,7 @@ from rich.text import Text
 
 from perfreport.writers import numfmt
 from perfreport.writers.console import MIN_NAME, compact_shape, console_text, sheet_table, shorten_end, shorten_middle
+from perfreport.tables import columns as C
 
 _STATUS = {"name+shapes+dtypes": "same shape", "name+category": "same name", "kernel name": "same kernels"}
 
@@ -30,7 +31,7 @@ def _speedup(v) -> str:
 
 
 def _roofline(r) -> str:
-    a, b = numfmt.pct(r.get("roofline mean A (%)")), numfmt.pct(r.get("roofline mean B (%)"))
+    a, b = numfmt.pct(r.get(C.ROOFLINE_MEAN_A_PCT)), numfmt.pct(r.get(C.ROOFLINE_MEAN_B_PCT))
     return f"{a or '-'}→{b or '-'}" if a or b else ""
 
 
@@ -53,13 +54,13 @@ def diff_timeline_table(report) -> Table:
                 Text(x)
                 for x in (
                     f"{r['device A']}/{r['device B']}",
-                    str(r["type"]),
-                    ms("time A (ms)"),
-                    ms("time B (ms)"),
-                    _delta(r["delta (ms)"] * 1e3) if r.get("delta (ms)") is not None else "",
-                    _speedup(r.get("speedup (A/B)")),
-                    numfmt.pct(r.get("percent of total A (%)")),
-                    numfmt.pct(r.get("percent of total B (%)")),
+                    str(r[C.TYPE]),
+                    ms(C.TIME_A_MS),
+                    ms(C.TIME_B_MS),
+                    _delta(r[C.DELTA_MS] * 1e3) if r.get(C.DELTA_MS) is not None else "",
+                    _speedup(r.get(C.SPEEDUP_A_PER_B)),
+                    numfmt.pct(r.get(C.PERCENT_OF_TOTAL_A_PCT)),
+                    numfmt.pct(r.get(C.PERCENT_OF_TOTAL_B_PCT)),
                 )
             ]
         )
@@ -70,16 +71,16 @@ def diff_ops_table(report, width: int, top: int = 10) -> Table:
     """The first ``top`` rows of ``diff_ops`` (sorted by |delta|) in ``width`` columns."""
     data = report.sheet("diff_ops").records()[:top]
     cols = [
-        ("match", "match", lambda r: _STATUS.get(r["match"], r["match"]), 0),
-        ("shape", "shape", lambda r: shorten_end(compact_shape(r.get("input dims") or ""), 22), 110),
-        ("time A", "time A", lambda r: numfmt.time_us(r.get("time A (µs)")), 0),
-        ("time B", "time B", lambda r: numfmt.time_us(r.get("time B (µs)")), 0),
-        ("delta", "delta", lambda r: _delta(r.get("delta (µs)")), 0),
-        ("speedup", "A/B", lambda r: _speedup(r.get("speedup (A/B)")), 0),
+        ("match", "match", lambda r: _STATUS.get(r[C.MATCH], r[C.MATCH]), 0),
+        ("shape", "shape", lambda r: shorten_end(compact_shape(r.get(C.INPUT_DIMS) or ""), 22), 110),
+        ("time A", "time A", lambda r: numfmt.time_us(r.get(C.TIME_A_US)), 0),
+        ("time B", "time B", lambda r: numfmt.time_us(r.get(C.TIME_B_US)), 0),
+        ("delta", "delta", lambda r: _delta(r.get(C.DELTA_US)), 0),
+        ("speedup", "A/B", lambda r: _speedup(r.get(C.SPEEDUP_A_PER_B)), 0),
         ("roofline", "roofline A→B", _roofline, 96),
     ]
     shown = [c for c in cols if width >= c[3]]
-    longest = max([len(str(r["name"])) for r in data] + [4])
+    longest = max([len(str(r[C.NAME])) for r in data] + [4])
     measure = Console(width=10_000, file=io.StringIO())
     name_w = min(longest, 60)
     while True:
@@ -119,7 +120,7 @@ def _build(data, shown, name_w: int) -> Table:
             max_width=w,
         )
     for r, c in zip(data, cells):
-        t.add_row(Text(shorten_middle(str(r["name"]), name_w)), *[Text(c[k]) for k, *_ in shown])
+        t.add_row(Text(shorten_middle(str(r[C.NAME]), name_w)), *[Text(c[k]) for k, *_ in shown])
     return t
 
 

@@ -29,6 +29,7 @@ from perfreport.writers.atomic import atomic_path
 from perfreport.writers.cells import MAX_CELL, excel_cell, rows, text
 from perfreport.writers.column_docs import columns_rows
 from perfreport.writers.summary import UNIFIED, WORKBOOK_LEAD, spec_facts
+from perfreport.tables import columns as C
 
 MAX_ROWS = 1_048_575  # data rows below the header
 MIN_WIDTH, MAX_TEXT_WIDTH = 6, 48
@@ -36,7 +37,7 @@ _HEADER_FONT = Font(bold=True)
 _HEADER_FILL = PatternFill("solid", fgColor="DDEBF7")
 _WRAP = Alignment(wrap_text=True, vertical="top")
 _FMT_RX = re.compile(r"^(#,##)?0(\.(0+))?$")
-DATA_BAR_COLUMNS = ("roofline mean (%)", "roofline median (%)")
+DATA_BAR_COLUMNS = (C.ROOFLINE_MEAN_PCT, C.ROOFLINE_MEDIAN_PCT)
 
 
 def number_format(fmt: str | None, values) -> str:

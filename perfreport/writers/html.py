@@ -17,6 +17,7 @@ from perfreport.writers.atomic import atomic_path
 from perfreport.writers.roofline_svg import escape as esc
 from perfreport.writers.roofline_svg import roofline_svg
 from perfreport.writers.summary import coverage_lines, gpu_breakdown, spec_facts, top_rows
+from perfreport.tables import columns as C
 
 TOP = 50
 
@@ -76,7 +77,7 @@ TABLE = [
     ("bound", "bound", None),
     ("tflops", "TFLOP/s", numfmt.number),
     ("tbps", "TB/s", numfmt.number),
-    ("ai", "FLOP/byte", numfmt.number),
+    ("ai", C.FLOP_PER_BYTE, numfmt.number),
     ("flags", "flags", None),
 ]
 

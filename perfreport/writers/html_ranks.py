@@ -19,39 +19,40 @@ from perfreport.writers.html import CSP, STYLE, devices_html, notes_and_end
 from perfreport.writers.roofline_svg import escape as esc
 from perfreport.writers.roofline_svg import roofline_svg
 from perfreport.writers.summary import coverage_lines, find_sheet
+from perfreport.tables import columns as C
 
 RANKS_COLS = [
-    "rank",
-    "trace",
-    "GPU spec",
-    "modelled (%)",
-    "kernel time (µs)",
-    "busy (ms)",
-    "exposed comm (ms)",
-    "idle (ms)",
-    "collective calls",
+    C.RANK,
+    C.TRACE,
+    C.GPU_SPEC,
+    C.MODELLED_PCT,
+    C.KERNEL_TIME_US,
+    C.BUSY_MS,
+    C.EXPOSED_COMM_MS,
+    C.IDLE_MS,
+    C.COLLECTIVE_CALLS,
 ]
 OPS_COLS = [
-    "name",
-    "category",
-    "input dims",
-    "ranks with it",
-    "time min (µs)",
-    "time median (µs)",
-    "time max (µs)",
-    "slowest rank",
-    "max / median",
+    C.NAME,
+    C.CATEGORY,
+    C.INPUT_DIMS,
+    C.RANKS_WITH_IT,
+    C.TIME_MIN_US,
+    C.TIME_MEDIAN_US,
+    C.TIME_MAX_US,
+    C.SLOWEST_RANK,
+    C.MAX_PER_MEDIAN,
 ]
 COLL_COLS = [
-    "process group",
-    "seq",
-    "collective",
-    "message size (B)",
-    "start skew (µs)",
-    "straggler rank",
-    "transfer time (µs)",
-    "busbw (GB/s)",
-    "busbw of link (%)",
+    C.PROCESS_GROUP,
+    C.SEQ,
+    C.COLLECTIVE,
+    C.MESSAGE_SIZE_B,
+    C.START_SKEW_US,
+    C.STRAGGLER_RANK,
+    C.TRANSFER_TIME_US,
+    C.BUSBW_GB_PER_S,
+    C.BUSBW_OF_LINK_PCT,
 ]
 
 
@@ -70,7 +71,7 @@ def _cell(col: str, v) -> str:
         return f'<td class="n" data-v="{float(v)!r}">{esc(t)}</td>'
     if v is None or v == "":
         return '<td class="n" data-v="-1e300"></td>'
-    cls = ' class="name"' if col in ("name", "trace") else (' class="shape"' if col == "input dims" else "")
+    cls = ' class="name"' if col in (C.NAME, C.TRACE) else (' class="shape"' if col == C.INPUT_DIMS else "")
     return f'<td{cls} title="{esc(v)}">{esc(v)}</td>'
 
 
@@ -109,7 +110,7 @@ def timeline_devices(report) -> list[tuple[str, dict]]:
     if sh is None:
         return []
     c = sh.columns
-    i_r, i_d, i_t, i_ms = c.index("rank"), c.index("device"), c.index("type"), c.index("time (ms)")
+    i_r, i_d, i_t, i_ms = c.index(C.RANK), c.index(C.DEVICE), c.index(C.TYPE), c.index(C.TIME_MS)
     devs: dict = {}
     for r in sheet_rows(sh):
         devs.setdefault(f"{r[i_d]} of rank {r[i_r]}", {})[str(r[i_t])] = r[i_ms]

@@ -15,6 +15,7 @@ import re
 from html import escape as _escape
 
 from perfreport.writers import numfmt
+from perfreport.tables import columns as C
 
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 W, H = 960, 560
@@ -61,7 +62,7 @@ def ceilings(spec, rows) -> list[tuple[str, float]]:
     peak; precisions with the same peak share one line (``matrix_fp32, vector_fp32``)."""
     if spec is None or not spec.peaks:
         return []
-    used = sorted({r.get("compute spec") for r in rows if r.get("compute spec") in spec.peaks})
+    used = sorted({r.get(C.COMPUTE_SPEC) for r in rows if r.get(C.COMPUTE_SPEC) in spec.peaks})
     keys = used or sorted(k for k in spec.peaks if k.startswith("matrix_")) or sorted(spec.peaks)
     by_peak: dict[float, list[str]] = {}
     for k in keys:
@@ -70,7 +71,7 @@ def ceilings(spec, rows) -> list[tuple[str, float]]:
 
 
 def hover(r: dict) -> str:
-    lines = [str(r.get("name") or "")]
+    lines = [str(r.get(C.NAME) or "")]
     if r.get("shape"):
         lines.append(f"shape: {r['shape']}")
     lines += [
@@ -81,7 +82,7 @@ def hover(r: dict) -> str:
     ]
     if r.get("roofline") is not None:
         lines.append(f"roofline: {numfmt.pct(r['roofline'])} ({r.get('bound')}-bound, {r.get('compute spec')})")
-    if r.get("flags"):
+    if r.get(C.FLAGS):
         lines.append(f"flags: {r['flags']}")
     return "\n".join(lines)
 
@@ -89,7 +90,7 @@ def hover(r: dict) -> str:
 def colours(rows) -> dict[str, str]:
     cats = []
     for r in sorted(rows, key=lambda r: -(r.get("time") or 0)):
-        c = str(r.get("category") or "")
+        c = str(r.get(C.CATEGORY) or "")
         if c not in cats:
             cats.append(c)
     return {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(cats)}
@@ -162,7 +163,7 @@ def roofline_svg(rows, spec) -> str:
     tmax = max((p.get("time") or 0.0) for p in pts) or 1.0
     for p in sorted(pts, key=lambda p: -(p.get("time") or 0.0)):  # big first, small on top
         r = 3.0 + 17.0 * math.sqrt(max(0.0, (p.get("time") or 0.0) / tmax))
-        c = col[str(p.get("category") or "")]
+        c = col[str(p.get(C.CATEGORY) or "")]
         out.append(
             f'<circle class="pt" cx="{X(p["ai"]):.1f}" cy="{Y(p["tflops"]):.1f}" r="{r:.1f}" '
             f'fill="{c}" fill-opacity="0.6" stroke="{c}"><title>{escape(hover(p))}</title></circle>'

@@ -9,40 +9,41 @@ None and are left out by the writers.
 from __future__ import annotations
 
 from perfreport.writers.cells import rows
+from perfreport.tables import columns as C
 
 UNIFIED = "unified_perf_summary"
 
 # reader's key -> unified_perf_summary column
 LEAD = {
-    "name": "name",
-    "category": "category",
-    "time": "time sum (µs)",
-    "share": "percent (%)",
-    "roofline": "roofline mean (%)",
-    "bound": "bound",
-    "flags": "flags",
-    "shape": "input dims",
-    "count": "count",
-    "tflops": "TFLOP/s mean",
-    "tbps": "TB/s mean",
-    "ai": "FLOP/byte",
-    "gflop": "GFLOP",
-    "mb": "data moved (MB)",
-    "compute spec": "compute spec",
-    "roofline time": "roofline time (µs)",
-    "types": "input types",
+    "name": C.NAME,
+    "category": C.CATEGORY,
+    "time": C.TIME_SUM_US,
+    "share": C.PERCENT_PCT,
+    "roofline": C.ROOFLINE_MEAN_PCT,
+    "bound": C.BOUND,
+    "flags": C.FLAGS,
+    "shape": C.INPUT_DIMS,
+    "count": C.COUNT,
+    "tflops": C.TFLOP_PER_S_MEAN,
+    "tbps": C.TB_PER_S_MEAN,
+    "ai": C.FLOP_PER_BYTE,
+    "gflop": C.GFLOP,
+    "mb": C.DATA_MOVED_MB,
+    "compute spec": C.COMPUTE_SPEC,
+    "roofline time": C.ROOFLINE_TIME_US,
+    "types": C.INPUT_TYPES,
 }
 
 # the workbook's unified sheet starts with these columns, in this order (then all others)
 WORKBOOK_LEAD = [
-    "name",
-    "category",
-    "time sum (µs)",
-    "percent (%)",
-    "roofline mean (%)",
-    "bound",
-    "flags",
-    "input dims",
+    C.NAME,
+    C.CATEGORY,
+    C.TIME_SUM_US,
+    C.PERCENT_PCT,
+    C.ROOFLINE_MEAN_PCT,
+    C.BOUND,
+    C.FLAGS,
+    C.INPUT_DIMS,
 ]
 
 
@@ -79,7 +80,7 @@ def gpu_breakdown(report) -> list[tuple[str, dict]]:
     if sh is None or not sh.rows:
         return []
     cols = sh.columns
-    i_dev, i_type, i_ms = cols.index("device"), cols.index("type"), cols.index("time (ms)")
+    i_dev, i_type, i_ms = cols.index(C.DEVICE), cols.index(C.TYPE), cols.index(C.TIME_MS)
     devs: dict = {}
     for r in rows(sh):
         devs.setdefault(str(r[i_dev]), {})[str(r[i_type])] = r[i_ms]

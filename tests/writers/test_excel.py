@@ -136,7 +136,7 @@ def test_columns_sheet_defines_every_column(book):
 def test_every_fixture_column_has_a_definition(name):
     rep = perfreport.analyze(FIX / name)
     missing = [r[0] for r in columns_rows(rep.sheets) if r[2] == "(no definition yet)"]
-    assert not missing, f"add these to perfreport/writers/column_docs.py: {missing}"
+    assert not missing, f"add these to perfreport/tables/columns.py: {missing}"
 
 
 def test_notes_sheet_has_spec_facts_and_coverage(book):
