@@ -1,4 +1,6 @@
-"""The column schema: every column once, and no column name written as a literal elsewhere."""
+"""The column schema (perfreport/tables/columns.py; this file is not test_columns.py because
+tests/read/test_columns.py has that name): every column once, and no column name written as a
+literal elsewhere."""
 
 from __future__ import annotations
 
