@@ -305,6 +305,23 @@ class GpuEvent(_Timed):
         return s.names[k] if k >= 0 else None
 
     @property
+    def launch_call(self) -> tuple[float, float] | None:
+        """``(ts, dur)`` in µs of the runtime/driver call that launched this event (for a graph
+        node: the graph launch), or None: linked by ``External id`` only, unlinked, or a record
+        made outside the reader (tests, graph-capture clones) without its call."""
+        l = self.launcher
+        if l is None:
+            return None
+        if l.cat in (RUNTIME, DRIVER):
+            return (l.ts, l.dur)
+        s = self._src
+        lts = getattr(s, "lts", None) if s.__class__ is not tuple else None
+        if lts is None:
+            return None
+        t = lts[self.uid]
+        return None if t != t else (t, s.ldur[self.uid])  # NaN: no call record
+
+    @property
     def op(self) -> Op | None:
         """The innermost cpu_op (or annotation) that launched this event, if any: the first
         event enclosing its launch call that is no launch call itself."""

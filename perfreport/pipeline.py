@@ -26,9 +26,11 @@ def load_tree(
     graph_capture: str | None = None,
     model_config=None,
     on_progress: Callable[[int], None] | None = None,
+    steps: str | None = None,
 ) -> TraceTree:
     """Read ``spec`` (path, ``-`` or a binary file object), build the tree, merge a
-    graph-capture trace, run the passes."""
+    graph-capture trace, keep only the ``steps`` asked for (``--steps``: ``A:B`` or ``N,N``; the
+    tree's ``steps_note`` says what was kept), run the passes."""
     raw = read_trace(_spec(spec), keep_python=keep_python, on_progress=on_progress)
     warnings = list(raw.warnings)
     tree = build_tree(raw)
@@ -38,6 +40,7 @@ def load_tree(
         from perfreport.tree.graph_capture import apply_capture_option
 
         tree.graph_capture_summary = apply_capture_option(tree, str(graph_capture))
+    tree.steps_note = _select_steps(tree, steps)
     if passes:
         run_passes(tree)
     return tree
@@ -55,6 +58,8 @@ def analyze(
     linked_only: bool = False,
     on_progress: Callable[[int], None] | None = None,
     on_tree: Callable[[TraceTree], None] | None = None,
+    steps: str | None = None,
+    target_roofline: float = 0.8,
 ) -> Report:
     """Analyze one trace and return its :class:`Report` (sheets, notes, spec).
 
@@ -66,18 +71,31 @@ def analyze(
     :class:`perfreport.errors.BadInput` (one-line message naming the file).
     ``on_tree``: called with the tree after the sheets are built, before its records are freed
     (the multi-rank worker reads the collective calls there).
+    ``steps``: analyse only these steps (``"3:8"``, ``"3,5"``; see :mod:`perfreport.tree.steps`).
+    ``target_roofline``: share of roofline (0-1] the ``fix_first`` sheet assumes a row could reach.
     """
     from perfreport.models.registry import load_user_models
     from perfreport.tables import build_tables
 
     if basis not in ("peak", "achievable"):
         raise BadInput("--basis", f"must be peak or achievable, not {basis!r}")
+    if not (isinstance(target_roofline, (int, float)) and 0 < target_roofline <= 1):
+        raise BadInput("--target-roofline", f"must be a share in (0, 1], not {target_roofline!r}")
     for m in models:
         _load_models_file(m, load_user_models)
-    tree = load_tree(trace, graph_capture=graph_capture, model_config=model_config, on_progress=on_progress)
+    tree = load_tree(
+        trace, graph_capture=graph_capture, model_config=model_config, on_progress=on_progress, steps=steps
+    )
     spec, arch_msg = _spec_for(tree, arch, basis)
-    sheets, coverage = build_tables(tree, short_kernel_us=short_kernel_us, include_unlinked=not linked_only, spec=spec)
-    notes = [f"source: {tree.source}", arch_msg] + trace_facts(tree.meta)
+    sheets, coverage = build_tables(
+        tree,
+        short_kernel_us=short_kernel_us,
+        include_unlinked=not linked_only,
+        spec=spec,
+        target_roofline=target_roofline,
+        steps_note=tree.steps_note,
+    )
+    notes = [f"source: {tree.source}", arch_msg] + trace_facts(tree.meta) + [tree.steps_note]
     notes += coverage.lines() if coverage is not None else []  # the one coverage statement
     if tree.graph_capture_summary:
         notes.append(tree.graph_capture_summary)
@@ -100,6 +118,18 @@ def analyze(
         on_tree(tree)
     tree.release()  # sheets hold plain values: free the records before writing
     return report
+
+
+def _select_steps(tree: TraceTree, steps: str | None) -> str:
+    from perfreport.tree.steps import find_steps, restrict, select
+
+    found = find_steps(tree)
+    if steps is not None:
+        return restrict(tree, select(found, steps))
+    if not found:
+        return "steps: none found (no ProfilerStep#N, iteration annotation or graph replay); the whole trace analysed"
+    nums = f"{found[0].number}..{found[-1].number}" if len(found) > 1 else f"{found[0].number}"
+    return f"steps: {len(found)} {found[0].source} step(s) ({nums}), all analysed (--steps picks some)"
 
 
 def _registered() -> set:

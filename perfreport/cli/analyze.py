@@ -107,6 +107,18 @@ def analyze(
         metavar="PCT",
         help="Exit 3 (report still written) when under PCT % of the GPU time is modelled; with several traces, when any rank or the total is",
     ),
+    steps: Optional[str] = typer.Option(
+        None,
+        "--steps",
+        metavar="A:B|N,N",
+        help="Analyse only these steps (ProfilerStep#N numbers, else iteration annotations / graph replays numbered from 0) [default: all]",
+    ),
+    target_roofline: float = typer.Option(
+        80.0,
+        "--target-roofline",
+        metavar="PCT",
+        help="fix_first sheet: the time won if each row reached PCT % of its roofline",
+    ),
 ):
     """Analyze a trace: GPU timeline, op and kernel summaries, rooflines -> Excel/CSV/stdout.
     Several traces (one per rank): a merged report with ops, GPU timeline and collectives by rank."""
@@ -143,6 +155,8 @@ def analyze(
                 top=top,
                 audit=audit,
                 min_coverage=min_coverage,
+                steps=steps,
+                target_roofline=target_roofline / 100.0,
             )
         )
     trace = traces[0]
@@ -183,6 +197,8 @@ def analyze(
             models=[str(m) for m in models],
             short_kernel_us=short_kernel_us,
             linked_only=linked_only,
+            steps=steps,
+            target_roofline=target_roofline / 100.0,
         )
     except BadInput as exc:
         _err(str(exc))

@@ -16,7 +16,17 @@ from perfreport.tables import columns as C
 
 OP_KEY = (C.NAME, C.CATEGORY, C.INPUT_DIMS, C.INPUT_TYPES)
 AUDIT_TOP = 30  # flagged rows per rank sent back for --audit
-ANALYZE_OPTS = ("arch", "basis", "graph_capture", "model_config", "models", "short_kernel_us", "linked_only")
+ANALYZE_OPTS = (
+    "arch",
+    "basis",
+    "graph_capture",
+    "model_config",
+    "models",
+    "short_kernel_us",
+    "linked_only",
+    "steps",
+    "target_roofline",
+)
 
 
 @dataclass

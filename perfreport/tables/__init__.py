@@ -7,10 +7,15 @@ Perf sheets (``unified_perf_summary`` and one sheet per perf category) are built
 from __future__ import annotations
 
 from perfreport.tables.conservation import check_conservation, check_total
+from perfreport.tables.fix_first import fix_first
+from perfreport.tables.gpu_arrays import gpu_arrays
+from perfreport.tables.idle import idle_time
 from perfreport.tables.kernels import kernel_summary, short_kernels
 from perfreport.tables.op_times import OpTimes, gpu_time
 from perfreport.tables.ops import ops_summary, ops_summary_by_category, ops_unique_args
+from perfreport.tables.launches import launch_queue, launch_stats
 from perfreport.tables.sheet import Sheet
+from perfreport.tables.steps import steps_sheet
 from perfreport.tables.timeline import gpu_timeline
 
 
@@ -22,9 +27,19 @@ def build_sheets(
     ]
 
 
-def build_tables(tree, *, short_kernel_us: float = 10.0, include_unlinked: bool = True, spec=None, perf: bool = True):
+def build_tables(
+    tree,
+    *,
+    short_kernel_us: float = 10.0,
+    include_unlinked: bool = True,
+    spec=None,
+    perf: bool = True,
+    target_roofline: float = 0.8,
+    steps_note: str | None = None,
+):
     """(sheets, coverage): the report's sheets and its :class:`~perfreport.tables.coverage.Coverage`
-    (None when ``perf`` is False)."""
+    (None when ``perf`` is False). ``target_roofline``: the share of roofline the ``fix_first``
+    sheet assumes a row could reach; ``steps_note``: what ``--steps`` kept (for the steps sheet)."""
     times = OpTimes(tree)
     sheets: list[Sheet] = []
     tl = gpu_timeline(tree, include_unlinked=include_unlinked)
@@ -43,10 +58,22 @@ def build_tables(tree, *, short_kernel_us: float = 10.0, include_unlinked: bool 
 
         perf_s, coverage = perf_tables(tree, times, spec)
         sheets.extend(perf_s)
+    sheets.extend(_between_kernels(tree, sheets, include_unlinked, target_roofline, steps_note))
     check_conservation(sheets, tree)  # every GPU event counted once, or InternalError
     if coverage is not None and tree.gpu:
         check_total("coverage split", coverage.parts_us, gpu_time(tree))
     return sheets, coverage
+
+
+def _between_kernels(tree, sheets, include_unlinked, target_roofline, steps_note) -> list[Sheet]:
+    """What happens between the kernels: what to fix first, steps, idle split, launches."""
+    if not tree.gpu:
+        return []
+    by = {s.name: s for s in sheets}
+    arr = gpu_arrays(tree, include_unlinked=include_unlinked)
+    idle = idle_time(arr)
+    first = fix_first(by["gpu_timeline"], by.get("unified_perf_summary"), idle, target_roofline)
+    return [first, steps_sheet(tree, arr, note=steps_note), idle, launch_stats(arr), launch_queue(arr)]
 
 
 __all__ = ["build_sheets", "build_tables", "Sheet", "OpTimes"]

@@ -39,7 +39,8 @@ class OpTimes:
     """
 
     def __init__(self, tree):
-        n = len(tree.ops)
+        # uids index the arrays; after --steps (perfreport.tree.steps.restrict) they have holes
+        n = max((o.uid for o in tree.ops), default=-1) + 1
         direct = np.zeros(n)
         subtree = np.zeros(n)
         for o in tree.ops:

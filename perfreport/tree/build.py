@@ -165,6 +165,11 @@ def _build(raw: RawTrace) -> TraceTree:
     l_launch = launch[lr]
     lname = np.full(ng, -1, dtype=np.int32)
     lname[linked[l_launch]] = name[lr[l_launch]]
+    # the launch call's own start and duration (NaN: linked by External id, no call record)
+    lts = np.full(ng, np.nan)
+    ldur = np.full(ng, np.nan)
+    lts[linked[l_launch]] = ts[lr[l_launch]]
+    ldur[linked[l_launch]] = dur[lr[l_launch]]
     own = chain_owner(lr, launch, parent)
     lrec = np.where(fold[lr], own, lr) if fold is not None else lr
     t_uid = uid_of[lrec]
@@ -180,8 +185,8 @@ def _build(raw: RawTrace) -> TraceTree:
     del codes
     roots = _nest_records(ops, n_uid, p_uid)
     del n_uid, p_uid
-    gobjs = _make_gpu(col, lname, ints)
-    del lname, ints
+    gobjs = _make_gpu(col, lname, ints, lts, ldur)
+    del lname, ints, lts, ldur
     _link_records(ops, gobjs, linked, t_uid, s_uid)
     del linked, t_uid, s_uid
     comm = {gobjs[row].uid: a for row, a in col.gpu_comm.items()}  # rows -> records, before the sort
@@ -328,7 +333,7 @@ def _link_records(ops: list[Op], gobjs: list[GpuEvent], linked, t_uid, s_uid) ->
         ops[p].kernels = kl[a:b]
 
 
-def _make_gpu(col: Collector, lname: np.ndarray, ints: list) -> list[GpuEvent]:
+def _make_gpu(col: Collector, lname: np.ndarray, ints: list, lts=None, ldur=None) -> list[GpuEvent]:
     """Records for every GPU event (uid = reading row); scalars stay in the reader's columns."""
     g = col.g
     if not len(g):
@@ -337,6 +342,8 @@ def _make_gpu(col: Collector, lname: np.ndarray, ints: list) -> list[GpuEvent]:
     cols = Columns(
         ts=g.ts, dur=g.dur, corr=g.corr, ext=g.ext, nbytes=g.nbytes, lname=_arr("i", lname), excl=_arr("d", excl)
     )
+    cols.lts = _arr("d", lts) if lts is not None else None
+    cols.ldur = _arr("d", ldur) if ldur is not None else None
     del excl
     cols.side = g.side
     cols.names = col.names

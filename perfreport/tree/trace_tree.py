@@ -55,6 +55,7 @@ class TraceTree:
         self.graph_capture_summary: str | None = None
         self.model_config = None
         self.gpu_comm_args: dict[int, dict] = {}
+        self.steps_note: str = ""  # what --steps kept (perfreport.tree.steps)
 
     def release(self) -> None:
         """Drop the records (parent/child links are cycles: collect them) once sheets are built."""
@@ -71,6 +72,10 @@ class TraceTree:
     @property
     def unlinked(self) -> list[GpuEvent]:
         return [g for g in self.gpu if g.launcher is None]
+
+    def invalidate_index(self) -> None:
+        """Forget the by-name index after ``ops`` changed (graph-capture merge, ``--steps``)."""
+        self._by_name = None
 
     def ops_named(self, name: str) -> list[Op]:
         if self._by_name is None:

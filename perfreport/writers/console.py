@@ -16,6 +16,7 @@ from rich.text import Text
 
 from perfreport.writers import numfmt
 from perfreport.writers.cells import console_text, rows, text
+from perfreport.writers.fix_first_console import fix_first_lines
 from perfreport.writers.summary import coverage_lines, gpu_breakdown, top_rows
 from perfreport.tables import columns as C
 
@@ -226,6 +227,11 @@ def print_summary(report, console: Console, *, top: int = 15, header: str | None
     width = console.width
     head = header if header is not None else f"{report.source} — {report.arch_msg}"
     console.print(Text(text(head), style="bold"))
+    first = fix_first_lines(report, width)
+    for line in first:
+        console.print(line)
+    if first:
+        console.print()
     tl = timeline_table(report)
     if tl is not None:
         console.print(tl)

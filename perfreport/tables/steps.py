@@ -1,0 +1,143 @@
+"""``steps``: the run step by step (steps from :mod:`perfreport.tree.steps`).
+
+Per step, its GPU events are those whose launch call starts inside the step's CPU range (or,
+without a launch call in the trace, whose launching op does); unlinked events belong to no step.
+
+* GPU window = first start to last end of the step's GPU events; busy = the union of them;
+  idle = window - busy; host wait = the part of the window that is host-wait idle on the
+  devices (:mod:`perfreport.tables.idle`);
+* step time = from the step's start to the later of its CPU end and its last GPU end;
+* launch calls / launch time = the launch calls that start inside the step and their CPU time;
+* tokens = new tokens of the step's iteration annotations; time per token = step time / tokens;
+* verdict "CPU-bound" when host wait exceeds :data:`CPU_BOUND_SHARE` of the step time: the GPU
+  waited on the host for that share of the step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfreport.tables.idle import host_wait
+from perfreport.tables.launches import call_index
+from perfreport.tables.sheet import PCT, Sheet
+from perfreport.tables.timeline import union_length
+from perfreport.tree.steps import find_steps
+
+CPU_BOUND_SHARE = 0.30
+
+
+def _covered(starts: np.ndarray, ends: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Length of [a_i, b_i) covered by the sorted, disjoint intervals [starts, ends)."""
+    if starts.size == 0:
+        return np.zeros(len(a))
+    cum = np.concatenate([[0.0], np.cumsum(ends - starts)])
+
+    def before(t):  # total interval length before t
+        i = np.searchsorted(starts, t, side="right")  # intervals starting at or before t
+        full = cum[i]
+        last = np.clip(i - 1, 0, None)
+        over = np.where(i > 0, np.clip(ends[last] - t, 0.0, None), 0.0)  # the part of the last one after t
+        return full - over
+
+    return np.clip(before(b) - before(a), 0.0, None)
+
+
+def step_rows(tree, arr, steps=None) -> list[dict]:
+    steps = find_steps(tree) if steps is None else steps
+    if not steps:
+        return []
+    waits = host_wait(arr)  # per device; a step's host wait adds its devices'
+    starts = np.array([s.ts for s in steps])
+    ends = np.array([s.end for s in steps])
+    when = np.where(arr.lts == arr.lts, arr.lts, arr.owner_ts)  # launch call, else launching op
+    si = np.searchsorted(starts, when, side="right") - 1
+    ok = (when == when) & (si >= 0)
+    ok[ok] &= when[ok] < ends[si[ok]]
+    si = np.where(ok, si, -1)
+    idx, cts, cdur, _ = call_index(arr)
+    ci = np.searchsorted(starts, cts, side="right") - 1
+    cok = ci >= 0
+    cok[cok] &= cts[cok] < ends[ci[cok]]
+    ncall = np.bincount(ci[cok], minlength=len(steps))
+    lsum = np.bincount(ci[cok], weights=cdur[cok], minlength=len(steps))
+    ev = np.flatnonzero(si >= 0)
+    ev = ev[np.argsort(si[ev], kind="stable")]  # by step, then by start (arr is in ts order)
+    lo = np.searchsorted(si[ev], np.arange(len(steps)))
+    hi = np.searchsorted(si[ev], np.arange(len(steps)), side="right")
+    g0 = np.zeros(len(steps))
+    g1 = np.zeros(len(steps))
+    busy = np.zeros(len(steps))
+    for i in range(len(steps)):
+        e = ev[lo[i] : hi[i]]
+        if e.size:
+            g0[i], g1[i] = arr.ts[e[0]], arr.te[e].max()
+            busy[i] = union_length(arr.ts[e], arr.te[e])
+    host = np.where(hi > lo, sum((_covered(a, b, g0, g1) for a, b in waits), np.zeros(len(steps))), 0.0)
+    out = []
+    for i, s in enumerate(steps):
+        n_ev = int(hi[i] - lo[i])
+        step_time = max(s.end, g1[i] if n_ev else s.end) - s.ts
+        h = float(host[i])
+        out.append(
+            {
+                "step": s.number,
+                "label": s.label,
+                "source": s.source,
+                "kind": s.kind or "",
+                "CPU time (µs)": s.end - s.ts,
+                "step time (µs)": step_time,
+                "GPU events": n_ev,
+                "GPU window (µs)": float(g1[i] - g0[i]),
+                "GPU busy (µs)": float(busy[i]),
+                "GPU idle (µs)": float(g1[i] - g0[i] - busy[i]),
+                "host wait (µs)": h,
+                "host wait (%)": 100.0 * h / step_time if step_time > 0 else 0.0,
+                "launch calls": int(ncall[i]),
+                "launch time (µs)": float(lsum[i]),
+                "tokens": s.tokens,
+                "time per token (µs)": step_time / s.tokens if s.tokens else None,
+                "verdict": "CPU-bound" if step_time > 0 and h > CPU_BOUND_SHARE * step_time else "",
+                "note": s.warmup,
+            }
+        )
+    return out
+
+
+COLUMNS = [
+    "step",
+    "label",
+    "source",
+    "kind",
+    "CPU time (µs)",
+    "step time (µs)",
+    "GPU events",
+    "GPU window (µs)",
+    "GPU busy (µs)",
+    "GPU idle (µs)",
+    "host wait (µs)",
+    "host wait (%)",
+    "launch calls",
+    "launch time (µs)",
+    "tokens",
+    "time per token (µs)",
+    "verdict",
+    "note",
+]
+
+
+def steps_sheet(tree, arr, steps=None, note: str | None = None) -> Sheet:
+    recs = step_rows(tree, arr, steps)
+    fmt = {c: "0.000" for c in COLUMNS if c.endswith("(µs)")}
+    fmt["host wait (%)"] = PCT
+    notes = [note] if note else []
+    if recs:
+        notes.append(
+            f"{len(recs)} step(s) from {recs[0]['source']}; CPU-bound = host wait above "
+            f"{CPU_BOUND_SHARE:.0%} of the step time"
+        )
+    else:
+        notes.append("no steps found (no ProfilerStep#N, iteration annotation or graph replay)")
+    return Sheet.from_records("steps", recs, COLUMNS, fmt, notes)
+
+
+__all__ = ["steps_sheet", "step_rows", "CPU_BOUND_SHARE", "COLUMNS"]
