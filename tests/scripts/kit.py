@@ -23,6 +23,7 @@ WRITES = {
         "sglang_tiny_graph.json.gz",
     ],
     "capture_moe_ep_fixtures.py": ["serving_moe_ep.json.gz"],
+    "capture_idle_fixtures.py": ["idle_launch_steps.json.gz"],
     "capture_serving_fixtures.py": [
         f"serving_{fam}.json.gz" for fam in ("inductor", "kv_cache", "moe", "quant", "vision")
     ],
