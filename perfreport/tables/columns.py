@@ -324,6 +324,55 @@ PERCENT_OF_TOTAL_A_PCT = _col("percent of total A (%)", "%", "percent of total (
 PERCENT_OF_TOTAL_B_PCT = _col("percent of total B (%)", "%", "percent of total (%) on side B", _D, fmt=PCT)
 
 
+# between the kernels (docs/between-kernels.md)
+_FF, _ST, _ID, _LA = "tables/fix_first.py", "tables/steps.py", "tables/idle.py", "tables/launches.py"
+PRIORITY = _col("priority", "", "position in the ranking of the time that could be won (1 = largest)", _FF)
+KIND = _col("kind", "", "roofline gap, host wait, exposed communication or exposed memcpy", _FF)
+WHAT = _col("what", "", "the change the row stands for (an op to its target share of roofline, ...)", _FF)
+TIME_NOW_US = _col("time now (µs)", "µs", "what the row spends today (an op's GPU time, a wait)", _FF, US)
+WON_US = _col("won (µs)", "µs", "time saved: time - roofline time / target (op rows); the whole wait", _FF, US)
+WON_MIN_US = _col("won min (µs)", "µs", "lower bound of won (roofline time at its upper bound; 0 for waits)", _FF, US)
+WON_MAX_US = _col("won max (µs)", "µs", "upper bound of won (roofline time at its lower bound)", _FF, US)
+SHARE_OF_RUN_PCT = _col("share of run (%)", "%", "won / the longest device's timeline total", _FF, PCT)
+EVIDENCE = _col("evidence", "", "the sheet and row the figure comes from", _FF)
+CAVEAT = _col("caveat", "", "why the figure may be off (bounds, suspect inputs, an upper limit)", _FF)
+STEP = _col("step", "", "ProfilerStep#N's N, else the step's position (0, 1, ...)", _ST)
+LABEL = _col("label", "", "the step range's name", _ST)
+SOURCE = _col("source", "", "what the steps come from: ProfilerStep, iteration annotation or graph replay", _ST)
+STEP_TIME_US = _col("step time (µs)", "µs", "step start to the later of its CPU end and last GPU end", _ST, US)
+GPU_EVENTS = _col("GPU events", "", "GPU events whose launch call (else op) starts in the step", _ST, INT)
+GPU_WINDOW_US = _col("GPU window (µs)", "µs", "first start to last end of the step's GPU events", _ST, US)
+GPU_BUSY_US = _col("GPU busy (µs)", "µs", "union of the step's GPU events", _ST, US)
+GPU_IDLE_US = _col("GPU idle (µs)", "µs", "GPU window - GPU busy", _ST, US)
+LAUNCH_CALLS = _col(
+    "launch calls", "", "launch calls that start in the step / of the op (a graph launch: one)", _LA, INT
+)
+LAUNCH_TIME_US = _col("launch time (µs)", "µs", "CPU time of the step's launch calls", _ST, US)
+TOKENS = _col("tokens", "", "new tokens (c_sq + g_sq) of the step's iteration annotations", _ST, INT)
+TIME_PER_TOKEN_US = _col("time per token (µs)", "µs", "step time / tokens", _ST, US)
+VERDICT = _col("verdict", "", "CPU-bound when host wait exceeds 30% of the step time", _ST)
+NOTE = _col("note", "", "remarks: likely warm-up (and why), what the row adds to", _ST)
+GAPS = _col("gaps", "", "idle gaps (intervals with no GPU event of the device or stream)", _ID, INT)
+IDLE_US = _col("idle (µs)", "µs", "sum of the gaps; a device's 'all' row equals gpu_timeline idle", _ID, US)
+HOST_WAIT_US = _col("host wait (µs)", "µs", "idle while nothing was queued: the GPU waited for a launch", _ID, US)
+GPU_WAIT_US = _col("GPU wait (µs)", "µs", "idle while work was queued: it waited on a dependency", _ID, US)
+UNKNOWN_US = _col("unknown (µs)", "µs", "idle closed by an event without a launch call in the trace", _ID, US)
+HOST_WAIT_PCT = _col("host wait (%)", "%", "host wait / idle (idle_time) or / step time (steps)", _ID, PCT)
+OP = _col("op", "", "the op that launched the events (or the launch call outside any op)", _LA)
+LAUNCH_TIME_SUM_US = _col("launch time sum (µs)", "µs", "CPU time of the launch calls", _LA, US)
+LAUNCH_TIME_MEAN_US = _col("launch time mean (µs)", "µs", "launch time sum / launch calls", _LA, US)
+DELAY_MEDIAN_US = _col("delay median (µs)", "µs", "median GPU start - launch call start (skewed left out)", _LA, US)
+DELAY_MAX_US = _col("delay max (µs)", "µs", "largest GPU start - launch call start", _LA, US)
+GPU_WORK_SHORTER_THAN_LAUNCH = _col(
+    "GPU work shorter than launch", "", "calls whose GPU events ran for less than the call's CPU time", _LA, INT
+)
+CLOCK_SKEW = _col("clock skew", "", "GPU events starting before their launch call (different clocks)", _LA, INT)
+LAUNCHES = _col("launches", "", "GPU events with a launch call on the stream", _LA, INT)
+QUEUED_MAX = _col("queued max", "", "most events launched and not yet started at once", _LA, INT)
+QUEUED_MEAN = _col("queued mean", "", "time-weighted mean of that count, first launch to last start", _LA, "0.00")
+NOTHING_QUEUED_PCT = _col("nothing queued (%)", "%", "share of that time with nothing queued", _LA, PCT)
+
+
 def side_b(column: str) -> str:
     """Side B's value of an identity column in diff_ops (``name B``, ``input dims B``, ...)."""
     return f"{column} B"

@@ -18,22 +18,23 @@ The ranking is by the sort figure (the lower bound where the row has bounds, els
 
 from __future__ import annotations
 
-from perfreport.tables.sheet import PCT, Sheet
+from perfreport.tables import columns as C
+from perfreport.tables.sheet import Sheet
 
 TARGET = 0.80
 SUSPECT = "suspect"  # the word the flag for implausible model inputs carries
 
 COLUMNS = [
-    "rank",
-    "kind",
-    "what",
-    "time now (µs)",
-    "won (µs)",
-    "won min (µs)",
-    "won max (µs)",
-    "share of run (%)",
-    "evidence",
-    "caveat",
+    C.PRIORITY,
+    C.KIND,
+    C.WHAT,
+    C.TIME_NOW_US,
+    C.WON_US,
+    C.WON_MIN_US,
+    C.WON_MAX_US,
+    C.SHARE_OF_RUN_PCT,
+    C.EVIDENCE,
+    C.CAVEAT,
 ]
 
 
@@ -44,27 +45,27 @@ def _num(v):
 def roofline_wins(unified: Sheet, target: float) -> list[dict]:
     ix = {c: i for i, c in enumerate(unified.columns)}
     out = []
-    dims = ix.get("input dims")
+    dims = ix.get(C.INPUT_DIMS)
     for n, r in enumerate(unified.rows, 1):
-        t = _num(r[ix["time sum (µs)"]])
-        roof = _num(r[ix["roofline time (µs)"]])
+        t = _num(r[ix[C.TIME_SUM_US]])
+        roof = _num(r[ix[C.ROOFLINE_TIME_US]])
         if not t or roof is None or roof <= 0:
             continue
-        lo_roof = _num(r[ix["roofline time min (µs)"]]) if "roofline time min (µs)" in ix else None
-        hi_roof = _num(r[ix["roofline time max (µs)"]]) if "roofline time max (µs)" in ix else None
+        lo_roof = _num(r[ix[C.ROOFLINE_TIME_MIN_US]]) if C.ROOFLINE_TIME_MIN_US in ix else None
+        hi_roof = _num(r[ix[C.ROOFLINE_TIME_MAX_US]]) if C.ROOFLINE_TIME_MAX_US in ix else None
         won = max(0.0, t - roof / target)
         wmin = max(0.0, t - (hi_roof if hi_roof is not None else roof) / target)
         wmax = max(0.0, t - (lo_roof if lo_roof is not None else roof) / target)
         if wmax <= 0:
             continue
-        flags = str(r[ix["flags"]] or "") if "flags" in ix else ""
+        flags = str(r[ix[C.FLAGS]] or "") if "flags" in ix else ""
         caveat = []
         if SUSPECT in flags:
             caveat.append("model inputs suspect: sorted by the lower bound")
         if wmax - wmin > 1e-9:
             caveat.append("roofline time has bounds (an assumption): sorted by the lower bound")
         key = wmin if caveat else won
-        pct = _num(r[ix["roofline mean (%)"]]) if "roofline mean (%)" in ix else None
+        pct = _num(r[ix[C.ROOFLINE_MEAN_PCT]]) if C.ROOFLINE_MEAN_PCT in ix else None
         shape = f" {r[dims]}" if dims is not None and r[dims] else ""
         evid = (
             f"unified_perf_summary row {n}: {r[ix['name']]}{shape} ({r[ix['category']]}), roofline time {roof:.3f} µs"
@@ -73,14 +74,14 @@ def roofline_wins(unified: Sheet, target: float) -> list[dict]:
             evid += f", {pct:.1f}% of roofline"
         out.append(
             {
-                "kind": "roofline gap",
-                "what": f"{r[ix['name']]}{shape} to {target:.0%} of roofline",
-                "time now (µs)": t,
-                "won (µs)": won,
-                "won min (µs)": wmin,
-                "won max (µs)": wmax,
-                "evidence": evid,
-                "caveat": "; ".join(caveat),
+                C.KIND: "roofline gap",
+                C.WHAT: f"{r[ix['name']]}{shape} to {target:.0%} of roofline",
+                C.TIME_NOW_US: t,
+                C.WON_US: won,
+                C.WON_MIN_US: wmin,
+                C.WON_MAX_US: wmax,
+                C.EVIDENCE: evid,
+                C.CAVEAT: "; ".join(caveat),
                 "_key": key,
             }
         )
@@ -91,18 +92,18 @@ def idle_wins(timeline: Sheet, idle: Sheet | None) -> list[dict]:
     out = []
     if idle is not None:
         for r in idle.records():
-            if r["stream"] == "all" and r["host wait (µs)"] > 0:
-                h = r["host wait (µs)"]
+            if r[C.STREAM] == "all" and r[C.HOST_WAIT_US] > 0:
+                h = r[C.HOST_WAIT_US]
                 out.append(
                     {
-                        "kind": "host wait",
-                        "what": f"GPU {r['device']} waiting for launches (graph capture, fusion, fewer syncs)",
-                        "time now (µs)": h,
-                        "won (µs)": h,
-                        "won min (µs)": 0.0,
-                        "won max (µs)": h,
-                        "evidence": f"idle_time: device {r['device']}, {r['gaps']} gaps, host wait {h:.3f} µs",
-                        "caveat": "at most: a launch path still costs some time",
+                        C.KIND: "host wait",
+                        C.WHAT: f"GPU {r['device']} waiting for launches (graph capture, fusion, fewer syncs)",
+                        C.TIME_NOW_US: h,
+                        C.WON_US: h,
+                        C.WON_MIN_US: 0.0,
+                        C.WON_MAX_US: h,
+                        C.EVIDENCE: f"idle_time: device {r['device']}, {r['gaps']} gaps, host wait {h:.3f} µs",
+                        C.CAVEAT: "at most: a launch path still costs some time",
                         "_key": h,
                     }
                 )
@@ -113,14 +114,14 @@ def idle_wins(timeline: Sheet, idle: Sheet | None) -> list[dict]:
             what = "communication" if kind == "exposed comm" else "memcpy"
             out.append(
                 {
-                    "kind": f"exposed {what}",
-                    "what": f"GPU {dev}: overlap {what} with compute",
-                    "time now (µs)": us,
-                    "won (µs)": us,
-                    "won min (µs)": 0.0,
-                    "won max (µs)": us,
-                    "evidence": f"gpu_timeline: device {dev}, {kind} {ms:.3f} ms",
-                    "caveat": "at most: needs independent work to overlap with",
+                    C.KIND: f"exposed {what}",
+                    C.WHAT: f"GPU {dev}: overlap {what} with compute",
+                    C.TIME_NOW_US: us,
+                    C.WON_US: us,
+                    C.WON_MIN_US: 0.0,
+                    C.WON_MAX_US: us,
+                    C.EVIDENCE: f"gpu_timeline: device {dev}, {kind} {ms:.3f} ms",
+                    C.CAVEAT: "at most: needs independent work to overlap with",
                     "_key": us,
                 }
             )
@@ -132,10 +133,10 @@ def fix_first(timeline: Sheet, unified: Sheet | None, idle: Sheet | None, target
     recs = (roofline_wins(unified, target) if unified is not None else []) + idle_wins(timeline, idle)
     recs.sort(key=lambda d: -d["_key"])
     for i, d in enumerate(recs, 1):
-        d["rank"] = i
-        d["share of run (%)"] = 100.0 * d["won (µs)"] / run if run else 0.0
+        d[C.PRIORITY] = i
+        d[C.SHARE_OF_RUN_PCT] = 100.0 * d[C.WON_US] / run if run else 0.0
     fmt = {c: "0.000" for c in COLUMNS if c.endswith("(µs)")}
-    fmt["share of run (%)"] = PCT
+    fmt[C.SHARE_OF_RUN_PCT] = C.PCT
     notes = [
         f"won = time - roofline time / {target:.0%} for op rows (--target-roofline); host wait and exposed "
         "transfers: at most their whole time",

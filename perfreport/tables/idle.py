@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfreport.tables.sheet import PCT, Sheet
+from perfreport.tables import columns as C
+from perfreport.tables.sheet import Sheet
 
 
 def split_gaps(ts: np.ndarray, te: np.ndarray, lt: np.ndarray):
@@ -78,18 +79,18 @@ def idle_time(arr) -> Sheet:
                 k = arr.stream == c
                 rows.append(_row(arr.devices[d], arr.streams[c][1], arr.ts[k], arr.te[k], arr.lts[k]))
     cols = [
-        "device",
-        "stream",
-        "gaps",
-        "idle (µs)",
-        "host wait (µs)",
-        "GPU wait (µs)",
-        "unknown (µs)",
-        "host wait (%)",
-        "note",
+        C.DEVICE,
+        C.STREAM,
+        C.GAPS,
+        C.IDLE_US,
+        C.HOST_WAIT_US,
+        C.GPU_WAIT_US,
+        C.UNKNOWN_US,
+        C.HOST_WAIT_PCT,
+        C.NOTE,
     ]
     fmt = {c: "0.000" for c in cols if c.endswith("(µs)")}
-    fmt["host wait (%)"] = PCT
+    fmt[C.HOST_WAIT_PCT] = C.PCT
     notes = [
         "host wait: nothing launched and not yet started (the CPU is late); GPU wait: work was queued "
         "but waited on a dependency; unknown: the closing event has no launch call in the trace",

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfreport.tables.sheet import PCT, Sheet
+from perfreport.tables import columns as C
+from perfreport.tables.sheet import Sheet
 
 
 def call_index(arr):
@@ -68,15 +69,15 @@ def launch_stats(arr) -> Sheet:
                     )
                 )
     cols = [
-        "op",
-        "launch calls",
-        "GPU events",
-        "launch time sum (µs)",
-        "launch time mean (µs)",
-        "delay median (µs)",
-        "delay max (µs)",
-        "GPU work shorter than launch",
-        "clock skew",
+        C.OP,
+        C.LAUNCH_CALLS,
+        C.GPU_EVENTS,
+        C.LAUNCH_TIME_SUM_US,
+        C.LAUNCH_TIME_MEAN_US,
+        C.DELAY_MEDIAN_US,
+        C.DELAY_MAX_US,
+        C.GPU_WORK_SHORTER_THAN_LAUNCH,
+        C.CLOCK_SKEW,
     ]
     fmt = {c: "0.000" for c in cols if c.endswith("(µs)")}
     notes = [
@@ -135,12 +136,12 @@ def launch_queue(arr) -> Sheet:
         mx, mean, empty = queue_depth(arr.lts[m], arr.ts[m])
         dev, st = arr.streams[c]
         rows.append([dev, st, int(m.sum()), mx, mean, empty])
-    cols = ["device", "stream", "launches", "queued max", "queued mean", "nothing queued (%)"]
+    cols = [C.DEVICE, C.STREAM, C.LAUNCHES, C.QUEUED_MAX, C.QUEUED_MEAN, C.NOTHING_QUEUED_PCT]
     return Sheet(
         "launch_queue",
         cols,
         rows,
-        {"queued mean": "0.00", "nothing queued (%)": PCT},
+        {C.QUEUED_MEAN: "0.00", C.NOTHING_QUEUED_PCT: C.PCT},
         ["queue depth = events launched and not yet started, from the stream's first launch to its last start"],
     )
 

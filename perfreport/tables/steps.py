@@ -19,7 +19,8 @@ import numpy as np
 
 from perfreport.tables.idle import host_wait
 from perfreport.tables.launches import call_index
-from perfreport.tables.sheet import PCT, Sheet
+from perfreport.tables import columns as C
+from perfreport.tables.sheet import Sheet
 from perfreport.tables.timeline import union_length
 from perfreport.tree.steps import find_steps
 
@@ -80,55 +81,55 @@ def step_rows(tree, arr, steps=None) -> list[dict]:
         h = float(host[i])
         out.append(
             {
-                "step": s.number,
-                "label": s.label,
-                "source": s.source,
-                "kind": s.kind or "",
-                "CPU time (µs)": s.end - s.ts,
-                "step time (µs)": step_time,
-                "GPU events": n_ev,
-                "GPU window (µs)": float(g1[i] - g0[i]),
-                "GPU busy (µs)": float(busy[i]),
-                "GPU idle (µs)": float(g1[i] - g0[i] - busy[i]),
-                "host wait (µs)": h,
-                "host wait (%)": 100.0 * h / step_time if step_time > 0 else 0.0,
-                "launch calls": int(ncall[i]),
-                "launch time (µs)": float(lsum[i]),
-                "tokens": s.tokens,
-                "time per token (µs)": step_time / s.tokens if s.tokens else None,
-                "verdict": "CPU-bound" if step_time > 0 and h > CPU_BOUND_SHARE * step_time else "",
-                "note": s.warmup,
+                C.STEP: s.number,
+                C.LABEL: s.label,
+                C.SOURCE: s.source,
+                C.KIND: s.kind or "",
+                C.CPU_TIME_US: s.end - s.ts,
+                C.STEP_TIME_US: step_time,
+                C.GPU_EVENTS: n_ev,
+                C.GPU_WINDOW_US: float(g1[i] - g0[i]),
+                C.GPU_BUSY_US: float(busy[i]),
+                C.GPU_IDLE_US: float(g1[i] - g0[i] - busy[i]),
+                C.HOST_WAIT_US: h,
+                C.HOST_WAIT_PCT: 100.0 * h / step_time if step_time > 0 else 0.0,
+                C.LAUNCH_CALLS: int(ncall[i]),
+                C.LAUNCH_TIME_US: float(lsum[i]),
+                C.TOKENS: s.tokens,
+                C.TIME_PER_TOKEN_US: step_time / s.tokens if s.tokens else None,
+                C.VERDICT: "CPU-bound" if step_time > 0 and h > CPU_BOUND_SHARE * step_time else "",
+                C.NOTE: s.warmup,
             }
         )
     return out
 
 
 COLUMNS = [
-    "step",
-    "label",
-    "source",
-    "kind",
-    "CPU time (µs)",
-    "step time (µs)",
-    "GPU events",
-    "GPU window (µs)",
-    "GPU busy (µs)",
-    "GPU idle (µs)",
-    "host wait (µs)",
-    "host wait (%)",
-    "launch calls",
-    "launch time (µs)",
-    "tokens",
-    "time per token (µs)",
-    "verdict",
-    "note",
+    C.STEP,
+    C.LABEL,
+    C.SOURCE,
+    C.KIND,
+    C.CPU_TIME_US,
+    C.STEP_TIME_US,
+    C.GPU_EVENTS,
+    C.GPU_WINDOW_US,
+    C.GPU_BUSY_US,
+    C.GPU_IDLE_US,
+    C.HOST_WAIT_US,
+    C.HOST_WAIT_PCT,
+    C.LAUNCH_CALLS,
+    C.LAUNCH_TIME_US,
+    C.TOKENS,
+    C.TIME_PER_TOKEN_US,
+    C.VERDICT,
+    C.NOTE,
 ]
 
 
 def steps_sheet(tree, arr, steps=None, note: str | None = None) -> Sheet:
     recs = step_rows(tree, arr, steps)
     fmt = {c: "0.000" for c in COLUMNS if c.endswith("(µs)")}
-    fmt["host wait (%)"] = PCT
+    fmt[C.HOST_WAIT_PCT] = C.PCT
     notes = [note] if note else []
     if recs:
         notes.append(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from perfreport.tables import columns as C
 from perfreport.writers.cells import text
 
 
@@ -26,14 +27,14 @@ def fix_first_lines(report, width: int, n: int = 5) -> list[Text]:
     out = [Text(text("what to fix first (GPU time that could be won, share of the run):"), style="bold")]
     marked = False
     for r in recs:
-        lo, hi, won = r["won min (µs)"], r["won max (µs)"], r["won (µs)"]
-        fig = f"{won:,.0f} µs" if hi - lo < 0.5 or r["kind"] != "roofline gap" else f"{lo:,.0f}-{hi:,.0f} µs"
-        if r["kind"] != "roofline gap":
+        lo, hi, won = r[C.WON_MIN_US], r[C.WON_MAX_US], r[C.WON_US]
+        fig = f"{won:,.0f} µs" if hi - lo < 0.5 or r[C.KIND] != "roofline gap" else f"{lo:,.0f}-{hi:,.0f} µs"
+        if r[C.KIND] != "roofline gap":
             fig = f"<= {hi:,.0f} µs"
-        mark = "*" if r["caveat"] and r["kind"] == "roofline gap" else " "
+        mark = "*" if r[C.CAVEAT] and r[C.KIND] == "roofline gap" else " "
         marked |= mark == "*"
-        head = f"{r['rank']:>3}. {fig:>16} {r['share of run (%)']:5.1f}%{mark} "
-        out.append(Text(text(head + _cut(str(r["what"]), max(10, width - len(head) - 1)))))
+        head = f"{r[C.PRIORITY]:>3}. {fig:>16} {r[C.SHARE_OF_RUN_PCT]:5.1f}%{mark} "
+        out.append(Text(text(head + _cut(str(r[C.WHAT]), max(10, width - len(head) - 1)))))
     if marked:
         out.append(
             Text(text("  * bounds or suspect inputs: sorted by the lower bound (fix_first: caveat)"), style="dim")

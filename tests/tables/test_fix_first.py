@@ -53,7 +53,7 @@ def test_wins_by_hand_and_bounds_sort_by_their_lower_bound():
     assert by["odd"]["won (µs)"] == pytest.approx(175) and "suspect" in by["odd"]["caveat"]
     assert [r["what"].split(" ")[0] for r in recs] == ["gemm", "GPU", "odd", "moe"]  # 500, 300, 175, 125
     assert by["gemm"]["share of run (%)"] == pytest.approx(10.0)  # 500 of 5000 µs
-    assert [r["rank"] for r in recs] == [1, 2, 3, 4]
+    assert [r["priority"] for r in recs] == [1, 2, 3, 4]
 
 
 @pytest.mark.parametrize("name", ["h100_qwen_0.5b.json.gz", "mi300_qwen_0.5b.json.gz", "vllm_decode_graph.json.gz"])
@@ -76,7 +76,7 @@ def test_every_figure_comes_from_the_row_it_names(name):
             kind = "exposed comm" if "communication" in f["kind"] else "exposed memcpy"
             ms = [t["time (ms)"] for t in tl if t["device"] == dev and t["type"] == kind][0]
             assert f["won max (µs)"] == pytest.approx(1000 * ms)
-    ranks = [f["rank"] for f in r.sheet("fix_first").records()]
+    ranks = [f["priority"] for f in r.sheet("fix_first").records()]
     assert ranks == list(range(1, len(ranks) + 1))
 
 
