@@ -207,7 +207,11 @@ def merged_sheets(ranked: list[tuple[int, str, RankResult]], link=None) -> list[
     ranked = sorted(ranked, key=lambda x: x[0])
     sheets = [ranks_sheet(ranked), ops_by_rank(ranked), timeline_by_rank(ranked)]
     if any(r.calls for _, _, r in ranked):
-        sheets.append(collectives_sheet(ranked, link))
+        coll = collectives_sheet(ranked, link)
+        sheets.append(coll)
+        by_step = stragglers_by_step(ranked, coll)
+        if by_step is not None:
+            sheets.append(by_step)
     return sheets
 
 

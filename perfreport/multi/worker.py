@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perfreport.multi.collectives import extract_calls
+from perfreport.tree.steps import find_steps
 from perfreport.tables import columns as C
 
 OP_KEY = (C.NAME, C.CATEGORY, C.INPUT_DIMS, C.INPUT_TYPES)
@@ -48,6 +49,7 @@ class RankResult:
     coverage: dict | None = None  # Coverage.to_dict() of this rank
     audit: dict = field(default_factory=dict)  # notes, rows (the top AUDIT_TOP), count
     points: list[dict] = field(default_factory=list)  # unified rows with FLOP/byte and TFLOP/s
+    steps: list[tuple] = field(default_factory=list)  # (number, CPU start, CPU end) of each step
 
 
 def per_rank_name(path: str) -> str:
@@ -65,7 +67,11 @@ def analyze_trace(path: str, opts: dict) -> RankResult:
 
     got: dict = {}
     kw = {k: opts[k] for k in ANALYZE_OPTS if opts.get(k) is not None}
-    report = analyze(path, on_tree=lambda tree: got.setdefault("calls", extract_calls(tree)), **kw)
+    def on_tree(tree):
+        got["calls"] = extract_calls(tree)
+        got["steps"] = [(s.number, s.ts, s.end) for s in find_steps(tree)]
+
+    report = analyze(path, on_tree=on_tree, **kw)
     calls = got.get("calls", [])
     meta = report.meta
     di = meta.get("distributedInfo") if isinstance(meta.get("distributedInfo"), dict) else {}
@@ -118,6 +124,7 @@ def analyze_trace(path: str, opts: dict) -> RankResult:
         coverage=report.coverage.to_dict() if report.coverage is not None else None,
         audit=_audit(us),
         points=_points(report),
+        steps=got.get("steps", []),
     )
 
 

@@ -372,6 +372,13 @@ QUEUED_MAX = _col("queued max", "", "most events launched and not yet started at
 QUEUED_MEAN = _col("queued mean", "", "time-weighted mean of that count, first launch to last start", _LA, "0.00")
 NOTHING_QUEUED_PCT = _col("nothing queued (%)", "%", "share of that time with nothing queued", _LA, PCT)
 
+_SB = "multi/stragglers.py"
+TIMES_LAST = _col("times last", "calls", "calls of the step in which the straggler rank started last", _SB, INT)
+SKEW_SUM_US = _col("skew sum (µs)", "µs", "start skew summed over the step's collective calls", _SB, US)
+SKEW_MAX_US = _col("skew max (µs)", "µs", "largest start skew of the step's collective calls", _SB, US)
+STRAGGLER_SKEW_US = _col(
+    "straggler skew (µs)", "µs", "skew summed over the calls where the straggler rank was last", _SB, US
+)
 
 def side_b(column: str) -> str:
     """Side B's value of an identity column in diff_ops (``name B``, ``input dims B``, ...)."""
