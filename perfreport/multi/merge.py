@@ -18,6 +18,7 @@ from __future__ import annotations
 import statistics
 
 from perfreport.multi.collectives import match_calls, rank_offsets_us
+from perfreport.multi.stragglers import stragglers_by_step
 from perfreport.multi.worker import OP_KEY, RankResult
 from perfreport.tables.columns import INT, PCT, US
 from perfreport.tables.sheet import Sheet

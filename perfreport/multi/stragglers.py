@@ -78,7 +78,15 @@ def stragglers_by_step(ranked, collectives: Sheet) -> Sheet | None:
                 C.STRAGGLER_SKEW_US: skew_of[top],
             }
         )
-    cols = [C.STEP, C.COLLECTIVE_CALLS, C.STRAGGLER_RANK, C.TIMES_LAST, C.SKEW_SUM_US, C.SKEW_MAX_US, C.STRAGGLER_SKEW_US]
+    cols = [
+        C.STEP,
+        C.COLLECTIVE_CALLS,
+        C.STRAGGLER_RANK,
+        C.TIMES_LAST,
+        C.SKEW_SUM_US,
+        C.SKEW_MAX_US,
+        C.STRAGGLER_SKEW_US,
+    ]
     notes = [
         "a call belongs to the step of its straggler rank that holds that rank's launch of it; straggler "
         "skew = the skew of the calls where that rank was last (the time the others waited on it)"

@@ -67,6 +67,7 @@ def analyze_trace(path: str, opts: dict) -> RankResult:
 
     got: dict = {}
     kw = {k: opts[k] for k in ANALYZE_OPTS if opts.get(k) is not None}
+
     def on_tree(tree):
         got["calls"] = extract_calls(tree)
         got["steps"] = [(s.number, s.ts, s.end) for s in find_steps(tree)]

@@ -380,6 +380,7 @@ STRAGGLER_SKEW_US = _col(
     "straggler skew (µs)", "µs", "skew summed over the calls where the straggler rank was last", _SB, US
 )
 
+
 def side_b(column: str) -> str:
     """Side B's value of an identity column in diff_ops (``name B``, ``input dims B``, ...)."""
     return f"{column} B"

@@ -135,3 +135,37 @@ def test_record_param_comms_dtype_names():
         "ComplexFloat": 8,
     }
     assert {k: bytes_per_element(k) for k in sizes} == sizes
+
+
+def test_stragglers_by_step(tmp_path):
+    # the fragments' three all-reduces, rank 3 last in each with skews 9, 12, 15 µs (see the top);
+    # ProfilerStep#0 holds the launches of calls 0 and 1 on every rank, ProfilerStep#1 call 2
+    import json
+
+    paths = write_fragments(tmp_path / "d", 4)
+    for p in paths:
+        doc = json.loads(p.read_text())
+        ev = doc["traceEvents"]
+        comm = sorted(e["ts"] for e in ev if e.get("name") == "record_param_comms")
+        t0 = min(e["ts"] for e in ev if "ts" in e and e.get("ph") == "X")
+        t1 = max(e["ts"] + e.get("dur", 0) for e in ev if e.get("ph") == "X")
+        for n, (a, b) in enumerate([(t0 - 1, comm[2] - 0.5), (comm[2] - 0.5, t1 + 1)]):
+            ev.append(
+                {
+                    "ph": "X",
+                    "cat": "user_annotation",
+                    "name": f"ProfilerStep#{n}",
+                    "pid": 1,
+                    "tid": 1,
+                    "ts": a,
+                    "dur": b - a,
+                    "args": {},
+                }
+            )
+        p.write_text(json.dumps(doc))
+    rep = analyze_ranks([str(p) for p in paths], jobs=1)
+    s0, s1 = rep.sheet("stragglers_by_step").records()
+    assert (s0["step"], s0["collective calls"], s0["straggler rank"], s0["times last"]) == (0, 2, 3, 2)
+    assert s0["skew sum (µs)"] == pytest.approx(9 + 12) and s0["skew max (µs)"] == pytest.approx(12)
+    assert s0["straggler skew (µs)"] == pytest.approx(21)
+    assert (s1["step"], s1["collective calls"], s1["skew sum (µs)"]) == (1, 1, pytest.approx(15))
