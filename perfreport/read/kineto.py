@@ -31,10 +31,12 @@ from perfreport.read.schema import (
     C_PYTHON,
     C_RUNTIME,
     C_USER_ANNOTATION,
+    CAT_ALIASES,
     CAT_CODE,
     CATS,
     CPU_CATS,
     EVENT_DECODER,
+    FLOW_CATS,
     GPU_CATS,
     NOT_A_LIST,
     SHAPE_KEYS,
@@ -83,6 +85,8 @@ class Collector:
         cats = dict(CAT_CODE)
         self._cpu_cats = {k: v for k, v in cats.items() if k in CPU_CATS or (keep_python and k == PYTHON)}
         self._gpu_cats = {k: v for k, v in cats.items() if k in GPU_CATS}
+        for old, new in CAT_ALIASES.items():  # older / other spellings (schema.CAT_ALIASES)
+            (self._cpu_cats if new in CPU_CATS else self._gpu_cats)[old] = cats[new]
 
     def release_cpu(self) -> None:
         """Free the CPU columns and flows (``build_tree`` calls this once it made its records)."""
@@ -230,7 +234,7 @@ class Collector:
                             if ev.args:
                                 self.n_events = n
                                 a = self._args(ev, rt_args)
-                                corr, ext = a.correlation, a.ext
+                                corr, ext = a.correlation, a.ext if a.ext is not None else a.ext_old
                             c_args(-1)
                             try:  # typed: int or None
                                 c_ext(NONE if ext is None else ext)
@@ -254,7 +258,7 @@ class Collector:
                             self.n_events = n
                             self._gpu(ev, code)
                 elif ev.ph == "s" or ev.ph == "f":
-                    if ev.cat == "ac2g" and ev.id is not None and ev.ts is not None:
+                    if ev.cat in FLOW_CATS and ev.id is not None and ev.ts is not None:
                         self._flow(self.flow_s if ev.ph == "s" else self.flow_f, ev)
                 elif ev.ph == "M":
                     self._metadata(ev)
@@ -318,7 +322,7 @@ class Collector:
         g.name.append(nc)
         g.cat.append(code)
         g.ds.append(self._code(self._ds_code, self.devstreams, (dev, stream)))
-        corr, ext, nb = a.correlation, a.ext, a.nbytes
+        corr, ext, nb = a.correlation, a.ext if a.ext is not None else a.ext_old, a.nbytes
         try:  # typed: int or None
             g.corr.append(NONE if corr is None else corr)
             g.ext.append(NONE if ext is None else ext)

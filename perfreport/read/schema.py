@@ -35,6 +35,8 @@ class GpuArgs(msgspec.Struct, gc=False):
     stream: Id | None = None
     device: int | None = None
     ext: int | None = msgspec.field(default=None, name="External id")
+    # Kineto before 1679e50e (2022-04-08) wrote the GPU events' external id in lower case
+    ext_old: int | None = msgspec.field(default=None, name="external id")
     nbytes: int | None = msgspec.field(default=None, name="bytes")
     # NCCL/RCCL kernels carry their collective's fields (Kineto copies them from the
     # record_param_comms op): only their presence is decoded here, see Collector.gpu_comm
@@ -44,6 +46,7 @@ class GpuArgs(msgspec.Struct, gc=False):
 class RtArgs(msgspec.Struct, gc=False):
     correlation: int | None = None
     ext: int | None = msgspec.field(default=None, name="External id")
+    ext_old: int | None = msgspec.field(default=None, name="external id")  # as in GpuArgs
 
 
 _R = msgspec.Raw
@@ -96,6 +99,28 @@ CAT_CODE = {c: i for i, c in enumerate(CATS)}
 CPU_CATS = {CPU_OP, USER_ANNOTATION, RUNTIME, DRIVER}
 GPU_CATS = {KERNEL, MEMCPY, MEMSET}
 
+# Other spellings of those categories, each with the code that writes it (docs/formats.md). All are
+# from pytorch/kineto libkineto/src/output_json.cpp (ChromeTraceLogger) or ActivityType.h:
+CAT_ALIASES = {
+    # ChromeTraceLogger::handleCpuActivity wrote "Operator" up to 6f9c0eef (2021-06-08), which
+    # switched it to toString(ActivityType) ("cpu_op")
+    "Operator": CPU_OP,
+    # handleRuntimeActivity / handleGpuActivity (kernel, memcpy, memset) wrote these literals up
+    # to 1679e50e (2022-04-08, "Refactor 5/n"), which switched them to toString(ActivityType)
+    "Runtime": RUNTIME,
+    "Kernel": KERNEL,
+    "Memcpy": MEMCPY,
+    "Memset": MEMSET,
+    # ActivityType MTIA_RUNTIME / MTIA_CCP_EVENTS, "mtia_runtime" / "mtia_ccp_events" since
+    # 3cb331da (2023-04-17): the MTIA host runtime calls (launches, correlation in args) and the
+    # device's own events (job execution, DMA, event waits), read as launches and GPU events
+    "mtia_runtime": RUNTIME,
+    "mtia_ccp_events": KERNEL,
+}
+# CPU-to-GPU flow categories: "ac2g" since fbd4d5be (2022-10-21); before it handleGenericLink wrote
+# "async_cpu_to_gpu" (start) / "async_gpu" (end), and before 6f9c0eef handleLinkStart/End "async"
+FLOW_CATS = frozenset(("ac2g", "async_cpu_to_gpu", "async_gpu", "async"))
+
 
 __all__ = [
     "Ev",
@@ -107,6 +132,8 @@ __all__ = [
     "CPU_CATS",
     "GPU_CATS",
     "NOT_A_LIST",
+    "CAT_ALIASES",
+    "FLOW_CATS",
     "C_CPU_OP",
     "C_USER_ANNOTATION",
     "C_RUNTIME",
