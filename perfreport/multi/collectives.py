@@ -6,7 +6,9 @@ collective call whose args hold ``Collective name``, ``dtype``, ``In msg nelems`
 ``Process Group Ranks`` and (recent PyTorch) ``Seq``, the process group's sequence number; the
 NCCL/RCCL kernel it launches carries the same fields. A call on one rank is the same call on
 every rank of its group with the same (process group, ranks, Seq). Without ``Seq`` the n-th
-call of a group on each rank is used (said in the notes).
+call of a group on each rank is used (said in the notes). Traces without that metadata (older
+PyTorch) are read from their ``nccl:*`` annotations, ``c10d::*`` ops and NCCL/RCCL kernel names:
+:mod:`perfreport.multi.inferred_calls`.
 
 Per matched call (``start``/``end``: the call's GPU kernels on that rank, on one clock, see
 :func:`rank_offsets_us`):
@@ -28,6 +30,7 @@ from __future__ import annotations
 import statistics
 
 from perfreport.events import CPU_OP
+from perfreport.multi.inferred_calls import inferred_calls
 from perfreport.tables import columns as C
 
 COMM_OP = "record_param_comms"
@@ -111,11 +114,15 @@ def extract_calls(tree) -> list[dict]:
                 continue
             c = {k: _arg(a, k) for k in FIELDS}
             c.update(cpu_ts=g.ts, start=g.ts, end=g.end, kernel_time=float(g.dur), kernel=g.name, source="kernel")
+            claimed.add(g.uid)
             calls.append(c)
+    calls += inferred_calls(tree, claimed)
     calls.sort(key=lambda c: (c["start"] if c["start"] is not None else c["cpu_ts"], c["cpu_ts"]))
     by_pg: dict = {}
     for c in calls:  # the n-th call of each group, for traces without Seq
         k = (str(c["pg"]), str(c["pg_ranks"] or ""))
+        if c.get("inferred"):  # no process group known: the n-th call of that collective
+            k = ("", "", _norm_coll(c["collective"]))
         c["ordinal"] = by_pg[k] = by_pg.get(k, 0) + 1
     return calls
 
@@ -134,17 +141,30 @@ def rank_offsets_us(bases_ns: dict[int, int | None]) -> tuple[dict[int, float], 
 
 def match_calls(per_rank: dict[int, list[dict]], offsets: dict[int, float]) -> tuple[list[dict], list[str]]:
     """Group calls across ranks by (process group, its ranks, Seq or ordinal)."""
-    use_seq = all(c.get("seq") is not None for cs in per_rank.values() for c in cs)
+    with_meta = [c for cs in per_rank.values() for c in cs if not c.get("inferred")]
+    use_seq = all(c.get("seq") is not None for c in with_meta)
     groups: dict = {}
     for rank in sorted(per_rank):
         for c in per_rank[rank]:
             key = (str(c["pg"]), str(c["pg_ranks"] or ""), c["seq"] if use_seq else c["ordinal"])
+            if c.get("inferred"):
+                key = ("", _norm_coll(c["collective"]), c["ordinal"])
             groups.setdefault(key, {}).setdefault(rank, c)
-    notes = [
-        "collectives matched by (process group, ranks, Seq)"
-        if use_seq
-        else "collectives matched by (process group, ranks, n-th call): the traces have no Seq"
-    ]
+    notes = []
+    if with_meta:
+        notes.append(
+            "collectives matched by (process group, ranks, Seq)"
+            if use_seq
+            else "collectives matched by (process group, ranks, n-th call): the traces have no Seq"
+        )
+    n_inf = sum(1 for cs in per_rank.values() for c in cs if c.get("inferred"))
+    if n_inf:
+        notes.append(
+            f"{n_inf} calls (over all ranks) have no record_param_comms metadata (older PyTorch): read from "
+            "nccl:* annotations, c10d::* ops or NCCL/RCCL kernel names, matched by (collective, n-th call); "
+            "message from the annotation's first tensor (all-gather: one rank's shard); group size = ranks "
+            "seen (docs/multi.md)"
+        )
     return [_call_row(key, by_rank, offsets) for key, by_rank in groups.items()], notes
 
 
@@ -164,6 +184,7 @@ def _call_row(key, by_rank: dict[int, dict], offsets: dict[int, float]) -> dict:
     nel = max(int(first["in_nelems"] or 0), int(first["out_nelems"] or 0))
     size = None if esize is None else (int(nel * esize) if float(esize).is_integer() else nel * esize)
     row = {
+        C.FOUND_BY: first.get("source", COMM_OP),
         C.PROCESS_GROUP: key[0],
         C.PG_DESCRIPTION: first["pg_desc"] or "",
         C.SEQ: key[2],

@@ -18,6 +18,7 @@ from __future__ import annotations
 import statistics
 
 from perfreport.multi.collectives import match_calls, rank_offsets_us
+from perfreport.multi.overlap import rank_comm_overlap
 from perfreport.multi.stragglers import stragglers_by_step
 from perfreport.multi.worker import OP_KEY, RankResult
 from perfreport.tables.columns import INT, PCT, US
@@ -45,14 +46,20 @@ def ranks_sheet(ranked: list[tuple[int, str, RankResult]]) -> Sheet:
                 C.TOTAL_MS: tl.get("total"),
                 C.COMPUTATION_MS: tl.get("computation"),
                 C.EXPOSED_COMM_MS: tl.get("exposed comm"),
+                **rank_comm_overlap(r.timeline),
                 C.IDLE_MS: tl.get("idle"),
                 C.COLLECTIVE_CALLS: len(r.calls),
                 C.PER_RANK_REPORT: r.per_rank_report or "",
             }
         )
     cols = list(rows[0]) if rows else [C.RANK]
-    fm = {c: US for c in cols if "(µs)" in c} | {c: "0.000" for c in cols if "(ms)" in c} | {C.MODELLED_PCT: PCT}
-    return Sheet.from_records("ranks", rows, cols, fm)
+    fm = {c: US for c in cols if "(µs)" in c} | {c: "0.000" for c in cols if "(ms)" in c}
+    fm |= {C.MODELLED_PCT: PCT, C.COMM_OVERLAPPED_PCT: PCT}
+    notes = [
+        f"{C.COMM_OVERLAPPED_PCT}: share of the rank's communication-kernel time during which computation ran "
+        "on its GPU = (communication - exposed comm) / communication (docs/multi.md)"
+    ]
+    return Sheet.from_records("ranks", rows, cols, fm, notes)
 
 
 def ops_by_rank(ranked) -> Sheet:
@@ -149,6 +156,7 @@ def collectives_sheet(ranked, link) -> Sheet:
         key=lambda r: (r[C.FIRST_START_US] is None, r[C.FIRST_START_US] or 0.0, r[C.PROCESS_GROUP], str(r[C.SEQ]))
     )
     cols = [
+        C.FOUND_BY,
         C.PROCESS_GROUP,
         C.PG_DESCRIPTION,
         C.SEQ,

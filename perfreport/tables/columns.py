@@ -250,6 +250,13 @@ BUSY_MS = _col("busy (ms)", "ms", "the rank's gpu_timeline busy time", _TL, fmt=
 TOTAL_MS = _col("total (ms)", "ms", "the rank's gpu_timeline total (first start to last end)", _TL, fmt=US)
 COMPUTATION_MS = _col("computation (ms)", "ms", "the rank's gpu_timeline computation time", _TL, fmt=US)
 EXPOSED_COMM_MS = _col("exposed comm (ms)", "ms", "the rank's gpu_timeline exposed communication", _TL, fmt=US)
+COMMUNICATION_MS = _col("communication (ms)", "ms", "the rank's gpu_timeline communication: U(NCCL/RCCL kernels)", _TL, fmt=US)
+OVERLAPPED_COMM_MS = _col(
+    "overlapped comm (ms)", "ms", "communication − exposed comm: communication under computation", "multi/overlap.py", fmt=US
+)
+COMM_OVERLAPPED_PCT = _col(
+    "comm overlapped (%)", "%", "100 × overlapped comm / communication (docs/multi.md)", "multi/overlap.py", fmt=PCT
+)
 IDLE_MS = _col("idle (ms)", "ms", "the rank's gpu_timeline idle time", _TL, fmt=US)
 COLLECTIVE_CALLS = _col("collective calls", "calls", "collective calls read from the rank's trace", _MC)
 PER_RANK_REPORT = _col("per-rank report", "", "path of the rank's own workbook (--per-rank-dir)", _M)
@@ -257,6 +264,12 @@ RANKS_WITH_IT = _col("ranks with it", "ranks", "ranks whose trace has the op", _
 COUNT_MAX = _col("count max", "calls", "largest count over the ranks", _M, fmt=INT)
 SLOWEST_RANK = _col("slowest rank", "", "rank with the largest time", _M, fmt=INT)
 MAX_PER_MEDIAN = _col("max / median", "", "time max / time median over the ranks", _M, fmt=US)
+FOUND_BY = _col(
+    "found by",
+    "",
+    "where the call was read: record_param_comms, kernel (its args), nccl annotation, c10d op, kernel name",
+    "multi/collectives.py, multi/inferred_calls.py",
+)
 PROCESS_GROUP = _col("process group", "", "process group name of the collective", _MC)
 PG_DESCRIPTION = _col("pg description", "", "process group description", _MC)
 SEQ = _col("seq", "", "sequence number of the call in its process group (or its ordinal)", _MC)
@@ -315,6 +328,8 @@ A = _col("A", "µs", "the metric on side A", _D, fmt=US)
 B = _col("B", "µs", "the metric on side B", _D, fmt=US)
 DELTA = _col("delta", "µs", "B − A", _D, fmt=US)
 ROWS = _col("rows", "rows", "diff_ops rows in the metric", _D, fmt=INT)
+FIELD = _col("field", "", "what diff_context compares: GPU, GPU spec, world size, rank", "diff/context.py")
+COMPARISON = _col("comparison", "", "same, differs, or unknown on A, B or both sides", "diff/context.py")
 DEVICE_A = _col("device A", "", "device of side A's timeline", _D)
 DEVICE_B = _col("device B", "", "device of side B's timeline", _D)
 TIME_A_MS = _col("time A (ms)", "ms", "time (ms) on side A", _D, fmt=US)
