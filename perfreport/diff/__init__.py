@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from perfreport.diff.context import compare
 from perfreport.diff.gate import regressions
 from perfreport.diff.load import Side, load_side
 
@@ -19,7 +20,8 @@ def diff(a, b, *, arch_a=None, arch_b=None, basis: str = "peak", **analyze_kw):
     sa = load_side(a, analyze_kw=dict(analyze_kw, arch=arch_a, basis=basis))
     sb = load_side(b, analyze_kw=dict(analyze_kw, arch=arch_b, basis=basis))
     sheets = build_diff_sheets(sa, sb)
-    notes = [f"A: {sa.source} ({sa.kind})", f"B: {sb.source} ({sb.kind})"]
+    _, mismatch = compare(sa.context, sb.context)
+    notes = mismatch + [f"A: {sa.source} ({sa.kind})", f"B: {sb.source} ({sb.kind})"]
     notes += [f"A {n}" for n in sa.notes] + [f"B {n}" for n in sb.notes]
     return Report(source=f"{sa.source} vs {sb.source}", sheets=sheets, notes=notes, arch_msg="", has_gpu=True)
 

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from perfreport.diff import context
 from perfreport.errors import BadInput
 from perfreport.tables import columns as C
 
@@ -34,6 +35,7 @@ class Side:
     timeline: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     kind: str = "trace"  # 'trace' | 'workbook' | 'report JSON' | 'CSV dir'
+    context: dict = field(default_factory=dict)  # GPU, GPU spec, world size, rank (diff/context.py)
 
 
 def load_side(path, *, analyze_kw: dict | None = None) -> Side:
@@ -53,7 +55,8 @@ def load_side(path, *, analyze_kw: dict | None = None) -> Side:
     rep = analyze(str(p), **(analyze_kw or {}))
     ops = rep.sheet(OPS_SHEET).records()
     tl = rep.sheet(TIMELINE_SHEET).records() if TIMELINE_SHEET in rep.sheet_names else []
-    return Side(rep.source, ops, tl, [n for n in rep.notes if n.startswith("GPU spec")], "trace")
+    ctx = context.from_meta(rep.meta, rep.spec.key if rep.spec is not None else None)
+    return Side(rep.source, ops, tl, [n for n in rep.notes if n.startswith("GPU spec")], "trace", ctx)
 
 
 def _workbook(p: Path) -> Side:
@@ -115,6 +118,7 @@ def _report_json(p: Path) -> Side:
             _rows(tl, p),
             [n for n in doc.get("notes", []) if str(n).startswith("GPU spec")],
             "report JSON",
+            context.from_notes(doc.get("notes"), doc.get("spec")),
         )
     if doc.get("sheet") != OPS_SHEET:
         raise BadInput(str(p), f"sheet JSON is {doc.get('sheet')!r}, the diff needs {OPS_SHEET}")

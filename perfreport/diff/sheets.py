@@ -7,6 +7,7 @@ speedup = time A / time B (> 1: B is faster; 0.5: B takes twice as long). Rows a
 
 from __future__ import annotations
 
+from perfreport.diff.context import compare
 from perfreport.diff.load import Side
 from perfreport.diff.match import RULES, Match, match_rows
 from perfreport.tables.columns import INT, PCT, US
@@ -156,6 +157,7 @@ def build_diff_sheets(a: Side, b: Side) -> list[Sheet]:
     ops = ops_rows(match_rows(a.ops, b.ops))
     summ = summary_rows(a, b, ops)
     tl = timeline_rows(a, b)
+    ctx_rows, mismatch = compare(a.context, b.context)
     notes = [
         f"A: {a.source} ({a.kind})",
         f"B: {b.source} ({b.kind})",
@@ -187,6 +189,13 @@ def build_diff_sheets(a: Side, b: Side) -> list[Sheet]:
             [C.METRIC, C.A, C.B, C.DELTA, C.SPEEDUP_A_PER_B, C.ROWS],
             {C.A: US, C.B: US, C.DELTA: US, C.SPEEDUP_A_PER_B: "0.000", C.ROWS: INT},
             notes,
+        ),
+        Sheet.from_records(
+            "diff_context",
+            ctx_rows,
+            [C.FIELD, C.A, C.B, C.COMPARISON],
+            {},
+            mismatch or ["A and B agree on every field both record (GPU, GPU spec, world size, rank)"],
         ),
         Sheet.from_records(
             "diff_ops",

@@ -250,9 +250,15 @@ BUSY_MS = _col("busy (ms)", "ms", "the rank's gpu_timeline busy time", _TL, fmt=
 TOTAL_MS = _col("total (ms)", "ms", "the rank's gpu_timeline total (first start to last end)", _TL, fmt=US)
 COMPUTATION_MS = _col("computation (ms)", "ms", "the rank's gpu_timeline computation time", _TL, fmt=US)
 EXPOSED_COMM_MS = _col("exposed comm (ms)", "ms", "the rank's gpu_timeline exposed communication", _TL, fmt=US)
-COMMUNICATION_MS = _col("communication (ms)", "ms", "the rank's gpu_timeline communication: U(NCCL/RCCL kernels)", _TL, fmt=US)
+COMMUNICATION_MS = _col(
+    "communication (ms)", "ms", "the rank's gpu_timeline communication: U(NCCL/RCCL kernels)", _TL, fmt=US
+)
 OVERLAPPED_COMM_MS = _col(
-    "overlapped comm (ms)", "ms", "communication − exposed comm: communication under computation", "multi/overlap.py", fmt=US
+    "overlapped comm (ms)",
+    "ms",
+    "communication − exposed comm: communication under computation",
+    "multi/overlap.py",
+    fmt=US,
 )
 COMM_OVERLAPPED_PCT = _col(
     "comm overlapped (%)", "%", "100 × overlapped comm / communication (docs/multi.md)", "multi/overlap.py", fmt=PCT

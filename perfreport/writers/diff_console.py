@@ -127,6 +127,10 @@ def _build(data, shown, name_w: int) -> Table:
 def print_diff_summary(report, console: Console, top: int = 10) -> None:
     """``perfreport diff`` on a terminal: the totals, the top rows gained or lost, timelines."""
     console.print(f"[bold]{console_text(report.source)}[/bold]", highlight=False)
+    if "diff_context" in report.sheet_names:
+        for n in report.sheet("diff_context").notes:
+            if n.startswith("A and B differ") or n.startswith("the times and speedups"):
+                console.print(f"[bold yellow]{console_text(n)}[/bold yellow]", highlight=False)
     console.print(sheet_table(report.sheet("diff_summary")))
     console.print(diff_ops_table(report, console.width, top))
     if report.sheet("diff_gpu_timeline").rows:

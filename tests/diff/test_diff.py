@@ -209,7 +209,7 @@ def test_cli_gate_exit_codes_and_outputs(tmp_path, slowed_trace):
     assert r.returncode == 1, r.stderr
     assert "slower by more than 50%" in r.stderr and "aten::mm" in r.stderr
     doc = json.loads((tmp_path / "d.json").read_text())
-    assert set(doc["sheets"]) == {"diff_summary", "diff_ops", "diff_gpu_timeline"}
+    assert set(doc["sheets"]) == {"diff_summary", "diff_context", "diff_ops", "diff_gpu_timeline"}
     assert (tmp_path / "csv" / "diff_ops.csv").is_file() and (tmp_path / "d.xlsx").is_file()
     ok = _cli(H100, slowed_trace, "--fail-if-slower", "150", "--sheet", "diff_summary", "--format", "json")
     assert ok.returncode == 0, ok.stderr
