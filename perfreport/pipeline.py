@@ -113,6 +113,11 @@ def analyze(
         has_gpu=bool(tree.gpu),
         meta=tree.meta,
         coverage=coverage,
+        inputs=[
+            str(x)
+            for x in (graph_capture, getattr(model_config, "source", model_config), *models)
+            if isinstance(x, (str, os.PathLike))
+        ],
     )
     if on_tree is not None:
         on_tree(tree)

@@ -21,6 +21,9 @@ class Report:
     * ``has_gpu``: False when the trace holds no GPU events (CPU-side sheets only);
     * ``coverage``: the :class:`~perfreport.tables.coverage.Coverage` statement (how much of the
       GPU time is modelled, and why not the rest); its lines are also in ``notes``.
+
+    The writers refuse (:class:`~perfreport.errors.BadInput`) to replace a file the report was
+    read from: ``source``, ``inputs``, and a merged report's per-rank traces (issue 22).
     """
 
     source: str
@@ -33,6 +36,7 @@ class Report:
     has_gpu: bool = True
     meta: dict = field(default_factory=dict, repr=False)
     coverage: Any = None
+    inputs: list = field(default_factory=list)  # other files it was read from (graph capture, config, models)
 
     @property
     def sheet_names(self) -> list[str]:
@@ -51,11 +55,22 @@ class Report:
         raise KeyError(f"no sheet {name!r} in this report; sheets: {', '.join(by)}")
 
     # -- writers -------------------------------------------------------------------------
+    def own_inputs(self) -> dict[str, str]:
+        """{path: what} of the files this report was read from (the writers never replace them)."""
+        paths = [self.source, *self.inputs, *getattr(self, "rank_paths", {}).values()]
+        return {str(p): "an input of this report" for p in paths if p and str(p) != "-"}
+
+    def _refuse_input(self, path) -> None:
+        from perfreport.writers.targets import refuse_input
+
+        refuse_input(path, self.own_inputs())
+
     def to_excel(self, path: str | Path) -> list[str]:
         """Write the workbook atomically; returns warnings (e.g. Excel truncations)."""
         from perfreport.writers.excel import write_workbook
         from perfreport.writers.summary import coverage_lines
 
+        self._refuse_input(path)
         return write_workbook(self.sheets, path, self.notes, spec=self.spec, coverage=coverage_lines(self))
 
     def to_html(self, path: str | Path, top: int = 50) -> Path:
@@ -63,13 +78,14 @@ class Report:
         table of the ``top`` rows) atomically to ``path``; returns the path."""
         from perfreport.writers.html import write_html
 
+        self._refuse_input(path)
         return write_html(self, path, top)
 
     def to_csv_dir(self, directory: str | Path, protect: dict | None = None) -> list[Path]:
         """One ``<sheet>.csv`` per sheet in ``directory`` (created); returns the paths."""
         from perfreport.writers.text import write_csv_dir
 
-        return write_csv_dir(self.sheets, directory, protect=protect)
+        return write_csv_dir(self.sheets, directory, protect={**self.own_inputs(), **(protect or {})})
 
     def to_dict(self) -> dict:
         """Plain data: ``{"source", "notes", "spec", "coverage", "sheets": {name: {"notes", "rows"}}}``."""
@@ -94,6 +110,7 @@ class Report:
         if path is not None:
             from perfreport.writers.atomic import atomic_path
 
+            self._refuse_input(path)
             with atomic_path(path, suffix=".json") as tmp:
                 Path(tmp).write_text(text, encoding="utf-8")
         return text

@@ -44,7 +44,11 @@ def analyze(
         metavar=H.choices(H.BASES),
         help="Roofline figures: peak (datasheet) or achievable (measured, where known)",
     ),
-    models: List[Path] = typer.Option([], "--models", help="Python file registering extra perf models (repeatable)"),
+    models: List[Path] = typer.Option(
+        [],
+        "--models",
+        help="Python file registering extra perf models (repeatable); it is executed: give only files you trust",
+    ),
     short_kernel_us: float = typer.Option(10.0, "--short-kernel-us", help="Threshold of the short_kernels sheet (µs)"),
     graph_capture: Optional[str] = typer.Option(
         None,
@@ -78,10 +82,14 @@ def analyze(
     per_rank: Optional[Path] = typer.Option(
         None, "--per-rank", help="Several traces: also write one workbook per rank into DIR"
     ),
+    keep_going: bool = typer.Option(
+        False,
+        "--keep-going",
+        help="Several traces: a trace that cannot be read is named and left out; the other ranks are merged (exit 3)",
+    ),
     top: Optional[int] = typer.Option(
         None,
         "--top",
-        min=0,
         metavar="N",
         help="Rows of the top-ops tables [default: 15 in the console summary, 50 in the HTML page]",
     ),
@@ -124,10 +132,19 @@ def analyze(
     Several traces (one per rank): a merged report with ops, GPU timeline and collectives by rank."""
     from rich.console import Console
 
-    # -- several traces (multi-rank): the merged report ----------------------------------
+    from perfreport.cli.numbers import check_analyze_numbers
     from perfreport.multi.inputs import is_multi
 
-    if is_multi(traces):
+    try:
+        check_analyze_numbers(short_kernel_us=short_kernel_us, top=top, min_coverage=min_coverage, jobs=jobs)
+        multi = is_multi(traces)
+        if not multi:
+            one_trace_flags(per_rank=per_rank, engine=engine, ray_address=ray_address, keep_going=keep_going)
+    except BadInput as exc:
+        _err(str(exc))
+        raise typer.Exit(EXIT_BAD)
+    # -- several traces (multi-rank): the merged report ----------------------------------
+    if multi:
         from perfreport.cli.multi import run_multi
 
         raise typer.Exit(
@@ -143,6 +160,7 @@ def analyze(
                 engine=engine,
                 ray_address=ray_address,
                 per_rank=per_rank,
+                keep_going=keep_going,
                 arch=arch,
                 basis=basis,
                 models=[str(m) for m in models],
@@ -159,6 +177,8 @@ def analyze(
                 target_roofline=target_roofline / 100.0,
             )
         )
+    if jobs is not None and jobs > 1:
+        _err(f"warning: --jobs {jobs} has no effect with one trace")
     trace = traces[0]
 
     if fmt not in H.FORMATS:
@@ -174,10 +194,10 @@ def analyze(
         raise typer.Exit(EXIT_BAD)
     html_path = html if html is not None else (xlsx.with_suffix(".html") if with_html else None)
     try:
-        from perfreport.writers.targets import check_outputs, input_files
+        from perfreport.writers.targets import input_files
 
         inputs = input_files(trace, graph_capture, arch, models, model_config)
-        check_outputs([xlsx, html_path], csv_dir, inputs)
+        output_plan(inputs, xlsx, output is not None, html_path, html is not None, csv_dir).check()
     except BadInput as exc:
         _err(str(exc))
         raise typer.Exit(EXIT_BAD)
@@ -217,9 +237,9 @@ def analyze(
     for w in report.warnings:
         _err(f"{report.source}: warning: {w}")
 
-    from perfreport.cli.outputs import write_outputs
+    from perfreport.cli.outputs import print_lines, write_outputs
 
-    if not write_outputs(
+    wrote = write_outputs(
         report,
         err_console,
         sheet=sheet,
@@ -230,8 +250,10 @@ def analyze(
         protect=inputs,
         top=top,
         quiet=quiet,
-    ):
+    )
+    if wrote is None:
         raise typer.Exit(EXIT_BAD)
+    print_lines(err_console, wrote)
     if decorate:
         from perfreport.writers.console import print_summary
 
@@ -248,6 +270,29 @@ def analyze(
         )
         partial = True
     raise typer.Exit(EXIT_PARTIAL if partial else EXIT_OK)
+
+
+def output_plan(inputs, xlsx, named: bool, html_path, html_named: bool, csv_dir):
+    """Every file ``analyze`` writes, to check before any work (one trace or several)."""
+    from perfreport.writers.plan import OutputPlan
+
+    plan = OutputPlan(inputs)
+    plan.file(xlsx, "-o" if named else "the default workbook")
+    plan.file(html_path, "--html" if html_named else "--with-html (the workbook's name with .html)")
+    return plan.directory(csv_dir, "--csv-dir")
+
+
+def one_trace_flags(*, per_rank, engine, ray_address, keep_going) -> None:
+    """With one trace, the flags of several are a usage error: they name an output or an
+    engine that would silently not be used (``--jobs`` only warns: it is a speed hint)."""
+    for flag, v in (
+        ("--per-rank", per_rank),
+        ("--engine", engine),
+        ("--ray-address", ray_address),
+        ("--keep-going", keep_going or None),
+    ):
+        if v is not None:
+            raise BadInput(flag, "needs several traces (one per rank); one trace was given")
 
 
 def _analyze(trace: str, show_progress: bool, console, **kw):

@@ -61,13 +61,19 @@ def main() -> None:
         _err(str(exc))
         sys.exit(EXIT_BAD)
     except Interrupted as exc:
+        sys.unraisablehook = _quiet  # a half-written archive complains when freed: not news
         _err(f"interrupted ({exc.name}); no partial output was left")
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
+        sys.unraisablehook = _quiet
         _err("interrupted")
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)
+
+
+def _quiet(unraisable) -> None:
+    return None
 
 
 if __name__ == "__main__":

@@ -140,12 +140,45 @@ def write_csv(path: str, rows: list[dict]) -> None:
 
 
 def check_targets(csv_path, trace, arch) -> None:
-    """--csv / --trace usable (and not an input): BadInput with one line otherwise."""
-    from perfreport.writers.targets import check_outputs, input_files
+    """--csv, its ``.partial`` file and --trace usable, none an input and no two the same file:
+    BadInput with one line otherwise (the output plan, :mod:`perfreport.writers.plan`)."""
+    from perfreport.pa.bench.csv_rows import partial_path
+    from perfreport.writers.plan import OutputPlan
+    from perfreport.writers.targets import input_files
 
-    targets = [t for t in (csv_path, trace) if t]
-    if targets:
-        check_outputs(targets, None, input_files("-", arch=arch))
+    plan = OutputPlan(input_files("-", arch=arch)).file(csv_path, "--csv")
+    plan.file(partial_path(csv_path) if csv_path else None, "--csv's rows-so-far file")
+    plan.file(trace, "--trace").check()
+
+
+def check_baseline(baseline: str, gpu: bool, graph: bool) -> None:
+    """Refuse, before anything runs, a baseline whose package is missing (every speedup would
+    be empty) and ``--graph`` without a GPU (there is no graph to replay on the CPU)."""
+    import importlib.util
+
+    if graph and not gpu:
+        raise BadArgs("--graph: CUDA/HIP graphs need a GPU, and none was found")
+    try:
+        found = importlib.util.find_spec(baseline) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise BadArgs(
+            f"--baseline {baseline}: the {baseline!r} package is not installed, so no speedup could be "
+            "computed; install it or choose a baseline that runs here (torch)"
+        )
+
+
+def baseline_missing(res, baseline: str) -> str | None:
+    """Why the baseline has no measured row (so the speedups are empty), or None."""
+    if any(r.get("backend") == baseline and r.get("median_us") for r in res.rows):
+        return None
+    why = next((s for s in res.skipped if s.startswith(f"{baseline}:")), None)
+    if why is None:
+        why = next(
+            (f"{baseline}: {r.get('note')}" for r in res.rows if r.get("backend") == baseline and r.get("note")), ""
+        )
+    return f"--baseline {baseline} was not measured ({why or 'no row'}); the speedups are empty"
 
 
 def check_memory(cases, names, partitions, on_gpu: bool) -> None:
@@ -245,6 +278,10 @@ def register(app: typer.Typer) -> None:
             _bad(str(exc))
         if len(base) != 1:
             _bad("--baseline takes one backend")
+        try:
+            check_baseline(base[0], gpu, graph)
+        except BadArgs as exc:
+            _bad(str(exc))
         if reps is not None and not 1 <= reps <= 100_000:
             _bad(f"--reps must be in [1, 100000], got {reps}")
         try:
@@ -315,10 +352,15 @@ def register(app: typer.Typer) -> None:
             sys.stderr.write(f"perfreport bench-pa: {type(exc).__name__}: {first}\n")
             raise typer.Exit(1)
         finally:
+            missing = baseline_missing(res, base[0]) if done and not res.failed else None
             if writer is not None:
-                writer.close(done)
+                writer.close(done and missing is None)
                 if not done:
                     sys.stderr.write(f"perfreport bench-pa: rows measured so far kept in {writer.tmp}\n")
+                elif missing:
+                    writer.discard()
+        if missing:
+            _bad(missing)
         if not quiet:
             print_table(res, err)
         if json_out:
@@ -337,4 +379,14 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(1 if res.failed else 0)
 
 
-__all__ = ["COLUMNS", "build_cases", "check_memory", "check_targets", "print_table", "register", "write_csv"]
+__all__ = [
+    "COLUMNS",
+    "baseline_missing",
+    "build_cases",
+    "check_baseline",
+    "check_memory",
+    "check_targets",
+    "print_table",
+    "register",
+    "write_csv",
+]

@@ -27,7 +27,8 @@ def diff(
     fail_if_slower: Optional[float] = typer.Option(
         None,
         "--fail-if-slower",
-        help="Exit 1 if the total or any of the top N rows is more than PCT percent slower in B",
+        metavar="PCT",
+        help="Exit 1 if the total or any of the top N rows is more than PCT percent slower in B (PCT >= 0; 100: twice as long)",
     ),
     top: int = typer.Option(10, "--top", help="Rows checked by --fail-if-slower and shown in the summary"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary"),
@@ -42,10 +43,14 @@ def diff(
         _err(f"--format must be csv, json or table, not {fmt!r}")
         raise typer.Exit(EXIT_BAD)
     try:
-        from perfreport.writers.targets import check_outputs, input_files
+        from perfreport.cli.numbers import MAX_TOP, number
+        from perfreport.writers.plan import OutputPlan
+        from perfreport.writers.targets import input_files
 
+        number("--fail-if-slower", fail_if_slower, 0.0, unit=" (percent slower)")
+        number("--top", top, 0, MAX_TOP, integer=True)
         inputs = input_files("-", others={a: "input A", b: "input B"})
-        check_outputs([output, json_out], csv_dir, inputs)
+        OutputPlan(inputs).file(output, "-o").file(json_out, "--json").directory(csv_dir, "--csv-dir").check()
         report = run_diff(a, b, arch_a=arch_a, arch_b=arch_b)
     except BadInput as exc:
         _err(str(exc))
@@ -58,13 +63,22 @@ def diff(
         except KeyError as exc:
             _err(f"--sheet: {exc.args[0]}")
             raise typer.Exit(EXIT_BAD)
-    if output is not None:
-        for w in report.to_excel(output):
-            _err(f"warning: {w}")
-    if csv_dir is not None:
-        report.to_csv_dir(csv_dir, protect=inputs)
-    if json_out is not None:
-        report.to_json(json_out)
+    from perfreport.writers.atomic import transaction
+
+    warnings = []
+    try:
+        with transaction():  # the workbook, the CSVs and the JSON: all renamed into place, or none
+            if output is not None:
+                warnings = report.to_excel(output)
+            if csv_dir is not None:
+                report.to_csv_dir(csv_dir, protect=inputs)
+            if json_out is not None:
+                report.to_json(json_out)
+    except BadInput as exc:
+        _err(str(exc))
+        raise typer.Exit(EXIT_BAD)
+    for w in warnings:
+        _err(f"warning: {w}")
     if (summary if summary is not None else sheet is None) and not quiet:
         from perfreport.writers.diff_console import print_diff_summary
         from rich.console import Console

@@ -20,6 +20,7 @@ def run_multi(
     engine,
     ray_address,
     per_rank,
+    keep_going=False,
     html=None,
     with_html=False,
     top=None,
@@ -28,15 +29,19 @@ def run_multi(
     **analyze_kw,
 ) -> int:
     """Returns the exit code (0; 2 bad input; 3 no GPU events in any trace, or ``min_coverage``
-    given and a rank or all ranks together model less than that % of their GPU time)."""
+    given and a rank or all ranks together model less than that % of their GPU time, or
+    ``keep_going`` left a trace out). Every output (merged workbook, page, CSVs, per-rank
+    workbooks) is written in one transaction: all of them, or none."""
     from rich.console import Console
 
+    from perfreport.cli.analyze import output_plan
+    from perfreport.cli.outputs import err_line, print_lines, write_outputs
     from perfreport.multi import analyze_ranks
-    from perfreport.multi.inputs import default_merged_output
-    from perfreport.cli.outputs import err_line, write_outputs
-
-    from perfreport.multi.inputs import expand_inputs
-    from perfreport.writers.targets import check_outputs, input_files
+    from perfreport.multi.checks import repeated_inputs
+    from perfreport.multi.inputs import default_merged_output, expand_inputs, named_traces
+    from perfreport.multi.worker import per_rank_name
+    from perfreport.writers.atomic import transaction
+    from perfreport.writers.targets import input_files
 
     err = Console(stderr=True)
     xlsx = output if output is not None else (None if sheet is not None else default_merged_output(traces))
@@ -44,10 +49,9 @@ def run_multi(
     try:
         if with_html and xlsx is None and html is None:
             raise BadInput("--with-html", "needs a workbook (-o FILE, or no --sheet); use --html FILE")
-        if jobs is not None and jobs < 1:
-            raise BadInput("--jobs", f"must be at least 1, not {jobs}")
         if fmt not in ("csv", "json", "table"):
             raise BadInput("--format", f"must be csv, json or table, not {fmt!r}")
+        named = named_traces(list(traces))
         paths = expand_inputs(list(traces))
         inputs = input_files(
             "-",
@@ -57,31 +61,54 @@ def run_multi(
             analyze_kw.get("model_config"),
             others={p: "an input trace" for p in paths},
         )
-        check_outputs([xlsx, html_path], csv_dir, inputs)
+        plan = output_plan(inputs, xlsx, output is not None, html_path, html is not None, csv_dir)
         if per_rank is not None:
-            check_outputs([], per_rank, inputs)  # a directory we may create
-        report = analyze_ranks(
-            paths, jobs=jobs, engine=engine, ray_address=ray_address, per_rank_dir=per_rank, **analyze_kw
-        )
+            plan.directory(per_rank, "--per-rank", suffix="\0")  # its files are listed one by one
+            for p in paths:
+                plan.file(per_rank / per_rank_name(p), f"the --per-rank workbook of {p}", in_dir=True)
+        plan.check()
     except BadInput as exc:
         err_line(str(exc))
         return EXIT_BAD
-    for n in report.notes:
-        if ": warning: " in n:
-            err_line(n)
-    if not write_outputs(
-        report,
-        err,
-        sheet=sheet,
-        fmt=fmt,
-        xlsx=xlsx,
-        html=html_path,
-        csv_dir=csv_dir,
-        protect=inputs,
-        top=top,
-        quiet=quiet,
-    ):
+    for w in repeated_inputs(named):
+        err_line(w)
+    try:
+        with transaction():
+            report = analyze_ranks(
+                paths,
+                jobs=jobs,
+                engine=engine,
+                ray_address=ray_address,
+                per_rank_dir=per_rank,
+                keep_going=keep_going,
+                quiet=quiet,
+                **analyze_kw,
+            )
+            for n in report.notes:
+                if ": warning: " in n:
+                    err_line(n)
+            for x in report.left_out:
+                err_line(f"left out: {x}")
+            wrote = write_outputs(
+                report,
+                err,
+                sheet=sheet,
+                fmt=fmt,
+                xlsx=xlsx,
+                html=html_path,
+                csv_dir=csv_dir,
+                protect=inputs,
+                top=top,
+                quiet=quiet,
+            )
+            if wrote is None:
+                raise _NoSheet()
+    except BadInput as exc:
+        err_line(str(exc))
         return EXIT_BAD
+    except _NoSheet:
+        return EXIT_BAD
+    print_lines(err, wrote)
     if per_rank is not None and not quiet:
         err.print(f"wrote the per-rank reports to {per_rank}", highlight=False, soft_wrap=True)
     show = summary if summary is not None else (not quiet and sys.stdout.isatty())
@@ -95,13 +122,17 @@ def run_multi(
         from perfreport.writers.audit import print_audit
 
         print_audit(report, Console() if sys.stdout.isatty() else Console(width=180))
-    partial = not report.has_gpu
+    partial = not report.has_gpu or bool(report.left_out)
     if min_coverage is not None and report.coverage is not None:
         for rank, pct, basis in report.coverage.below(min_coverage):
             who = "all ranks" if rank is None else f"rank {rank} ({report.rank_paths.get(rank, '?')})"
             err_line(f"{who}: modelled {pct:.1f}% of the {basis} is below --min-coverage {min_coverage:g}%")
             partial = True
     return EXIT_PARTIAL if partial else EXIT_OK
+
+
+class _NoSheet(Exception):
+    """``--sheet`` named no sheet (its line is printed): the run's files are not kept."""
 
 
 __all__ = ["run_multi"]

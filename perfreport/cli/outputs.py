@@ -1,6 +1,7 @@
 """What ``perfreport analyze`` writes once a report exists, for one trace and for several
-(``cli/analyze.py`` and ``cli/multi.py`` share it): ``--sheet`` on stdout, the workbook, the
-HTML page, the CSV directory, each followed by a ``wrote …`` line on stderr unless quiet."""
+(``cli/analyze.py`` and ``cli/multi.py`` share it): ``--sheet`` on stdout, then the workbook, the
+HTML page and the CSV directory in one transaction (:func:`perfreport.writers.atomic.transaction`:
+all renamed into place together, or none), then a ``wrote …`` line each on stderr unless quiet."""
 
 from __future__ import annotations
 
@@ -20,9 +21,12 @@ def err_line(msg: str) -> None:
 
 def write_outputs(
     report, err_console, *, sheet=None, fmt="csv", xlsx=None, html=None, csv_dir=None, protect=(), top=None, quiet=False
-) -> bool:
-    """Print ``--sheet`` and write the requested files. False (nothing written) when the
-    sheet name matches no sheet: the caller exits 2 after the one line printed here."""
+) -> list[str] | None:
+    """Print ``--sheet`` and write the requested files; returns the ``wrote …`` lines for the
+    caller to print once the transaction is committed (the outermost ``transaction`` block:
+    one here, or the caller's). None (nothing written) when the sheet name matches no sheet:
+    the caller exits 2 after the one line printed here."""
+    from perfreport.writers.atomic import transaction
     from perfreport.writers.text import print_sheet
 
     if sheet is not None:
@@ -30,18 +34,23 @@ def write_outputs(
             print_sheet(report.sheet(sheet), fmt, coverage=report.coverage)
         except KeyError as exc:
             err_line(f"--sheet: {exc.args[0]}")
-            return False
-    if xlsx is not None:
-        for w in report.to_excel(xlsx):
-            err_line(f"warning: {w}")
-        if not quiet:
-            err_console.print(f"wrote {xlsx}", highlight=False, soft_wrap=True)
-    if html is not None:
-        report.to_html(html, top=top if top is not None else 50)
-        if not quiet:
-            err_console.print(f"wrote {html}", highlight=False, soft_wrap=True)
-    if csv_dir is not None:
-        report.to_csv_dir(csv_dir, protect=protect)
-        if not quiet:
-            err_console.print(f"wrote {len(report.sheets)} CSV files to {csv_dir}", highlight=False, soft_wrap=True)
-    return True
+            return None
+    wrote, warnings = [], []
+    with transaction():
+        if xlsx is not None:
+            warnings += report.to_excel(xlsx)
+            wrote.append(f"wrote {xlsx}")
+        if html is not None:
+            report.to_html(html, top=top if top is not None else 50)
+            wrote.append(f"wrote {html}")
+        if csv_dir is not None:
+            report.to_csv_dir(csv_dir, protect=protect)
+            wrote.append(f"wrote {len(report.sheets)} CSV files to {csv_dir}")
+    for w in warnings:
+        err_line(f"warning: {w}")
+    return [] if quiet else wrote
+
+
+def print_lines(err_console, lines) -> None:
+    for line in lines:
+        err_console.print(line, highlight=False, soft_wrap=True)

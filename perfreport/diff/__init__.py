@@ -23,7 +23,14 @@ def diff(a, b, *, arch_a=None, arch_b=None, basis: str = "peak", **analyze_kw):
     _, mismatch = compare(sa.context, sb.context)
     notes = mismatch + [f"A: {sa.source} ({sa.kind})", f"B: {sb.source} ({sb.kind})"]
     notes += [f"A {n}" for n in sa.notes] + [f"B {n}" for n in sb.notes]
-    return Report(source=f"{sa.source} vs {sb.source}", sheets=sheets, notes=notes, arch_msg="", has_gpu=True)
+    return Report(
+        source=f"{sa.source} vs {sb.source}",
+        sheets=sheets,
+        notes=notes,
+        arch_msg="",
+        has_gpu=True,
+        inputs=[str(a), str(b)],
+    )
 
 
 __all__ = ["diff", "regressions", "load_side", "Side"]

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from pathlib import Path
 
 from perfreport.errors import BadInput
+from perfreport.multi.checks import checked_rank, mixed_gpus
 from perfreport.multi.engines import ENGINES, cores, run_all
 from perfreport.multi.inputs import assign_ranks, expand_inputs, rank_from_name
 from perfreport.multi.worker import per_rank_name
@@ -24,11 +26,24 @@ def analyze_ranks(
     engine: str | None = None,
     ray_address: str | None = None,
     per_rank_dir=None,
+    keep_going: bool = False,
+    quiet: bool = False,
     **analyze_kw,
 ):
     """Analyze every trace named by ``inputs`` (a path, or a list of paths, dirs, globs) and
-    merge them. ``per_rank_dir``: also write one workbook per rank there (by the workers).
+    merge them. ``per_rank_dir``: also write one workbook per rank there (by the workers,
+    into a staging directory; moved into place with the run's other outputs when the
+    :func:`~perfreport.writers.atomic.transaction` commits, removed if it fails).
+    ``keep_going``: a trace that cannot be read is left out (``report.left_out`` names it and
+    why) instead of ending the run; BadInput still when none can be read.
     ``analyze_kw``: the options of :func:`perfreport.analyze` (arch, basis, ...)."""
+    from perfreport.writers.atomic import transaction
+
+    with transaction():
+        return _analyze_ranks(inputs, jobs, engine, ray_address, per_rank_dir, keep_going, quiet, analyze_kw)
+
+
+def _analyze_ranks(inputs, jobs, engine, ray_address, per_rank_dir, keep_going, quiet, analyze_kw):
     from perfreport.multi.coverage import RankCoverage
     from perfreport.multi.merge import merged_sheets
     from perfreport.multi.report import MultiReport
@@ -39,12 +54,26 @@ def analyze_ranks(
         dup = [n for n, c in Counter(per_rank_name(p) for p in paths).items() if c > 1]
         if dup:
             raise BadInput(str(per_rank_dir), f"two traces would both write {dup[0]}; rename one")
-    opts = dict(analyze_kw, per_rank_dir=str(per_rank_dir) if per_rank_dir is not None else None)
-    results = run_all(paths, opts, jobs=jobs, engine=engine, ray_address=ray_address)
-    found = []
+    from perfreport.writers.atomic import _ACTIVE, staging_dir
+
+    stage = staging_dir(per_rank_dir) if per_rank_dir is not None else None
+    opts = dict(analyze_kw, per_rank_dir=str(stage) if stage is not None else None)
+    left_out: list[str] | None = [] if keep_going else None
+    results = run_all(paths, opts, jobs=jobs, engine=engine, ray_address=ray_address, left_out=left_out, quiet=quiet)
+    left_out = left_out or []
+    if not results:
+        raise BadInput(f"{len(paths)} traces", "none could be read: " + "; ".join(left_out))
+    found, warned = [], []
     for r in results:
-        if r.dist_rank is not None:
-            found.append((r.path, r.dist_rank, "distributedInfo"))
+        if r.per_rank_report:  # staged: renamed into place when the run's outputs are
+            final = Path(per_rank_dir) / per_rank_name(r.path)
+            _ACTIVE[-1].add(r.per_rank_report, final)
+            r.per_rank_report = str(final)
+        dist, why = checked_rank(r.dist_rank, r.world_size)
+        if why:
+            warned.append(f"{r.path}: warning: {why}")
+        if dist is not None:
+            found.append((r.path, dist, "distributedInfo"))
         elif rank_from_name(r.path) is not None:
             found.append((r.path, rank_from_name(r.path), "file name"))
         else:
@@ -63,6 +92,11 @@ def analyze_ranks(
         )
     specs = sorted({r.spec_key or "none" for _, _, r in ranked})
     notes.append(f"GPU spec per rank: {', '.join(specs)}")
+    mixed = mixed_gpus([(rank, r.devices) for rank, _, r in ranked])
+    if mixed:
+        warned.append(f"{len(ranked)} traces: warning: {mixed}")
+    notes += warned
+    notes += [f"left out: {x}" for x in left_out]
     if link:
         notes.append(f"interconnect ({link[2]}): {link[1]}")
     coverage = RankCoverage.from_results(ranked)
@@ -82,6 +116,7 @@ def analyze_ranks(
         rank_points={rank: r.points for rank, _, r in by_rank},
         rank_paths={rank: r.path for rank, _, r in by_rank},
         chart_spec=spec,
+        left_out=left_out,
     )
 
 

@@ -40,8 +40,17 @@ def _task(path: str, opts: dict):
 
 
 def run_all(
-    paths: list[str], opts: dict, *, jobs: int | None = None, engine: str | None = None, ray_address: str | None = None
+    paths: list[str],
+    opts: dict,
+    *,
+    jobs: int | None = None,
+    engine: str | None = None,
+    ray_address: str | None = None,
+    left_out: list | None = None,
+    quiet: bool = False,
 ) -> list[RankResult]:
+    """The results of the traces, in input order. A trace that cannot be read raises its
+    BadInput, or with ``left_out`` (a list: ``--keep-going``) is left out and named there."""
     jobs = max(1, int(jobs if jobs else cores()))
     engine = engine or ("process" if jobs > 1 and len(paths) > 1 else "serial")
     if engine not in ENGINES:
@@ -51,12 +60,18 @@ def run_all(
     elif engine == "process":
         out = _process(paths, opts, jobs)
     else:
-        out = _ray(paths, opts, jobs, ray_address)
+        out = _ray(paths, opts, jobs, ray_address, quiet)
+    good = []
     for p, r in zip(paths, out):
         if isinstance(r, str):
-            raise BadInput(*r.split(": ", 1)) if ": " in r else BadInput(p, r)
+            err = BadInput(*r.split(": ", 1)) if ": " in r else BadInput(p, r)
+            if left_out is None:
+                raise err
+            left_out.append(str(err))
+            continue
         r.path = p  # as given (Ray saw the absolute path)
-    return out
+        good.append(r)
+    return good
 
 
 def _process(paths, opts, jobs):
@@ -73,27 +88,51 @@ def _process(paths, opts, jobs):
         )
     except ValueError:  # no forkserver on this platform
         ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=ctx, max_tasks_per_child=1) as ex:
+    ex = ProcessPoolExecutor(
+        max_workers=min(jobs, len(paths)), mp_context=ctx, max_tasks_per_child=1, initializer=_worker_signals
+    )
+    try:
         return list(ex.map(_task, paths, [opts] * len(paths)))
+    except BaseException:  # an interrupt or a broken pool: stop the workers now, not after their trace
+        for proc in list((getattr(ex, "_processes", None) or {}).values()):
+            proc.terminate()
+        ex.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        ex.shutdown(wait=True)
 
 
-def _ray(paths, opts, jobs, address):
+def _ray(paths, opts, jobs, address, quiet=False):
     try:
         import ray
     except ImportError:
         raise BadInput("--engine ray", "ray is not installed (pip install 'perfreport[ray]')") from None
+    from perfreport.multi.ray_connect import check_address, ray_errors
+
     started = not ray.is_initialized()
-    if started:
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False)
-    try:
-        task = ray.remote(num_cpus=1, max_calls=1, max_retries=0)(_task)
-        return ray.get([task.remote(os.path.abspath(p), opts) for p in paths])
-    finally:
+    with ray_errors(address):
         if started:
-            ray.shutdown()
+            quiet_kw = {"logging_level": "ERROR"} if quiet else {}
+            if address:
+                check_address(address)
+                ray.init(address=address, log_to_driver=False, **quiet_kw)
+            else:
+                ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False, **quiet_kw)
+        try:
+            task = ray.remote(num_cpus=1, max_calls=1, max_retries=0)(_task)
+            return ray.get([task.remote(os.path.abspath(p), opts) for p in paths])
+        finally:
+            if started:
+                ray.shutdown()
+
+
+def _worker_signals() -> None:
+    """Workers leave SIGINT (a Ctrl-C reaches the whole process group) to the parent, which
+    stops them; SIGTERM ends them at once (the parent removes what they staged)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 __all__ = ["run_all", "ENGINES", "cores"]

@@ -27,6 +27,17 @@ def _is_trace_name(p: Path) -> bool:
 
 def expand_inputs(args: list[str]) -> list[str]:
     """The trace paths named by ``args``, each once, in the given order (dirs and globs sorted)."""
+    seen, uniq = set(), []
+    for x in named_traces(args):
+        k = str(Path(x).resolve())
+        if k not in seen:
+            seen.add(k)
+            uniq.append(x)
+    return uniq
+
+
+def named_traces(args: list[str]) -> list[str]:
+    """The trace paths named by ``args``, repeats kept (dirs and globs sorted)."""
     out: list[str] = []
     for a in args:
         p = Path(a)
@@ -46,13 +57,7 @@ def expand_inputs(args: list[str]) -> list[str]:
             out.extend(hits)
         else:
             raise BadInput(a, "no such file")
-    seen, uniq = set(), []
-    for x in out:
-        k = str(Path(x).resolve())
-        if k not in seen:
-            seen.add(k)
-            uniq.append(x)
-    return uniq
+    return out
 
 
 def rank_from_name(path: str) -> int | None:
@@ -83,7 +88,7 @@ def assign_ranks(found: list[tuple[str, int | None, str]]) -> list[tuple[str, in
     return out
 
 
-__all__ = ["expand_inputs", "rank_from_name", "assign_ranks", "is_multi", "default_merged_output"]
+__all__ = ["expand_inputs", "named_traces", "rank_from_name", "assign_ranks", "is_multi", "default_merged_output"]
 
 
 def is_multi(args: list[str]) -> bool:

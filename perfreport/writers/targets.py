@@ -178,6 +178,16 @@ def _check_csv(p: Path, ids) -> None:
     resolve_target(p)
 
 
+def refuse_input(target, inputs: dict[str, str]) -> None:
+    """BadInput if ``target`` is one of ``inputs`` (by inode: links included)."""
+    _same_as_input(Path(target), _ids(inputs))
+
+
+def check_existing(p: Path, inputs: dict[str, str]) -> None:
+    """An existing target: not an input, and a regular file (or a link to one)."""
+    _check_csv(Path(p), _ids(inputs))
+
+
 def check_csv_names(csv_dir: Path, names: list[str], inputs: dict[str, str]) -> None:
     """Every ``<sheet>.csv`` target, before the first CSV is written."""
     ids = _ids(inputs)
@@ -187,4 +197,4 @@ def check_csv_names(csv_dir: Path, names: list[str], inputs: dict[str, str]) -> 
             _check_csv(p, ids)
 
 
-__all__ = ["check_outputs", "check_csv_names", "default_output", "input_files"]
+__all__ = ["refuse_input", "check_existing", "check_outputs", "check_csv_names", "default_output", "input_files"]

@@ -102,6 +102,8 @@ class Spec:
     wrapper: str | None = None  # python code run instead of ``-m perfreport.cli.app``
     shell: str | None = None  # a bash command; "$@" is the CLI (for <(...), > /dev/full)
     preexec: Callable | None = None
+    command: str = "analyze"  # the subcommand (diff, bench-pa)
+    env: dict = field(default_factory=dict)  # added to the environment (values: "{d}" is the case dir)
 
 
 @dataclass
@@ -150,7 +152,9 @@ def run_case(case: Case, d: Path):
     if spec.shell:
         cmd = ["bash", "-c", spec.shell, "bash", *CLI]
     else:
-        cmd = ([sys.executable, "-c", spec.wrapper] if spec.wrapper else CLI) + ["analyze", *spec.args]
+        cmd = ([sys.executable, "-c", spec.wrapper] if spec.wrapper else CLI) + [spec.command, *spec.args]
+    marker = f"{case.name}-{os.getpid()}-{time.monotonic_ns()}"
+    env = dict(ENV, PERFREPORT_HOSTILE_CASE=marker, **{k: v.replace("{d}", str(d)) for k, v in spec.env.items()})
     t0 = time.monotonic()
     proc = subprocess.Popen(
         cmd,
@@ -159,7 +163,7 @@ def run_case(case: Case, d: Path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         preexec_fn=spec.preexec,
-        env=ENV,
+        env=env,
     )
     feeder = None
     if callable(spec.stdin):
@@ -190,6 +194,8 @@ def run_case(case: Case, d: Path):
     if feeder:
         feeder.join(5)
     elapsed = time.monotonic() - t0
+    left_running = _processes_with(marker)
+    assert not left_running, f"{case.name}: processes left behind: {left_running}"
     err = out.get("stderr", b"").decode("utf-8", "replace")
     assert "Traceback" not in err and "Exception ignored" not in err, err
     lines = [ln for ln in err.splitlines() if ln.strip()]
@@ -213,6 +219,29 @@ def run_case(case: Case, d: Path):
     if case.check:
         case.check(d, proc)
     return proc
+
+
+def _processes_with(marker: str, wait_s: float = 5.0) -> list[int]:
+    """Pids of live processes started by the case (its marker is in their environment); a
+    process that is exiting gets ``wait_s`` seconds to go."""
+    needle = f"PERFREPORT_HOSTILE_CASE={marker}".encode()
+    deadline = time.monotonic() + wait_s
+    while True:
+        found = []
+        for e in os.scandir("/proc"):
+            if not e.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{e.name}/environ", "rb") as f:
+                    if needle in f.read():
+                        with open(f"/proc/{e.name}/stat", "rb") as st:
+                            if st.read().rsplit(b")", 1)[-1].split()[0] != b"Z":
+                                found.append(int(e.name))
+            except OSError:
+                continue
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
 
 
 # run the CLI in this interpreter and, at exit, record its peak RSS (VmHWM: this process

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from perfreport.cli.outputs import write_outputs
+from perfreport.cli.outputs import print_lines, write_outputs
 
 
 class _Report:
@@ -21,7 +21,7 @@ class _Report:
 def test_unknown_sheet_is_one_escaped_line_and_nothing_written(capsys):
     err = Console(stderr=True, record=True, width=400)
     ok = write_outputs(_Report(), err, sheet="x\x1b[31m\ny", xlsx="never.xlsx")
-    assert ok is False
+    assert ok is None
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("perfreport: --sheet: no sheet")
     assert "\x1b" not in lines[0] and "\\x1b" in lines[0]
@@ -41,9 +41,11 @@ def test_quiet_writes_without_wrote_lines(tmp_path, capsys):
             written.append(("csv", path))
 
     err = Console(stderr=True, record=True, width=400)
-    assert write_outputs(R(), err, xlsx=tmp_path / "r.xlsx", csv_dir=tmp_path / "c", quiet=True)
+    assert write_outputs(R(), err, xlsx=tmp_path / "r.xlsx", csv_dir=tmp_path / "c", quiet=True) == []
     assert [k for k, _ in written] == ["xlsx", "csv"]
     assert capsys.readouterr().err == "perfreport: warning: a warning\n"
     assert err.export_text() == ""
-    write_outputs(R(), err, csv_dir=tmp_path / "c")
+    lines = write_outputs(R(), err, csv_dir=tmp_path / "c")
+    assert err.export_text() == ""  # the caller prints them, once the transaction is committed
+    print_lines(err, lines)
     assert err.export_text() == f"wrote 1 CSV files to {tmp_path / 'c'}\n"

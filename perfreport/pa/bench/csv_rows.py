@@ -48,5 +48,12 @@ class RowWriter:
         if ok:
             os.replace(self.tmp, self.target)
 
+    def discard(self) -> None:
+        """Remove the ``.partial`` file (a run whose rows must not be kept, e.g. without its baseline)."""
+        try:
+            os.unlink(self.tmp)
+        except OSError:
+            pass
+
 
 __all__ = ["RowWriter", "partial_path"]
