@@ -1,6 +1,7 @@
 """perfreport.analyze / Report: the API the CLI is a layer over."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,20 @@ def test_base_bounds_add_assumption_deltas():
     # point: 10 FLOP, 100 B. deltas: experts -40/+200, cache -20/+0 -> bytes 40 .. 300; flops 5 .. 10
     assert bounds(M(None), 10.0, 100.0) == (5.0, 10.0, 40.0, 300.0)
     assert bounds(PerfModel(None), 10.0, 100.0) == (10.0, 10.0, 100.0, 100.0)
+
+
+def test_writers_refuse_to_replace_the_reports_own_input(tmp_path):
+    """Report.to_excel / to_html / to_json / to_csv_dir never overwrite the trace it was read from."""
+    import shutil
+
+    trace = tmp_path / "t.json.gz"
+    shutil.copy(H100, trace)
+    before = trace.read_bytes()
+    rep = perfreport.analyze(str(trace))
+    for write in (rep.to_excel, rep.to_html, rep.to_json):
+        with pytest.raises(BadInput, match="refusing to overwrite an input"):
+            write(trace)
+    os.link(trace, tmp_path / "hard.xlsx")
+    with pytest.raises(BadInput, match="refusing to overwrite an input"):
+        rep.to_excel(tmp_path / "hard.xlsx")
+    assert trace.read_bytes() == before

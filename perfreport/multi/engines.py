@@ -15,6 +15,7 @@ Every engine returns the results in input order; the merge does not depend on wh
 
 from __future__ import annotations
 
+import logging
 import os
 
 from perfreport.errors import BadInput
@@ -112,7 +113,7 @@ def _ray(paths, opts, jobs, address, quiet=False):
     started = not ray.is_initialized()
     with ray_errors(address):
         if started:
-            quiet_kw = {"logging_level": "ERROR"} if quiet else {}
+            quiet_kw = {"logging_level": logging.ERROR} if quiet else {}
             if address:
                 check_address(address)
                 ray.init(address=address, log_to_driver=False, **quiet_kw)

@@ -58,14 +58,30 @@ class ModelConfig:
         return self.sliding_window
 
 
+MAX_BYTES = 16 << 20  # a config.json is a few KB; larger is another file
+MAX_SIZE = 1 << 40  # beyond any layer, head or expert count or width
+
+
 def _int(d: dict, *keys: str) -> int | None:
+    """The first of ``keys`` the config gives: a positive whole number (0 and null: not given).
+    A value of another kind (a string, a negative or fractional number, true/false) is a
+    :class:`_Bad` naming the field: a config that says something impossible is not guessed at."""
     for k in keys:
         v = d.get(k)
-        if isinstance(v, bool):
+        if v is None or (v == 0 and not isinstance(v, bool)):
             continue
-        if isinstance(v, int) and v > 0:
-            return v
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise _Bad(f"{k} must be a whole number, not {v!r}")
+        if v < 0 or v > MAX_SIZE:
+            raise _Bad(f"{k} must be a positive whole number, not {v}")
+        return v
     return None
+
+
+class _Bad(ValueError):
+    """One field's problem (collected, then one BadInput line for all of them)."""
 
 
 def parse_model_config(doc: Any, source: str) -> ModelConfig:
@@ -79,26 +95,46 @@ def parse_model_config(doc: Any, source: str) -> ModelConfig:
             d = {**d, **sub}
     lt = d.get("layer_types")
     layer_types = tuple(str(x) for x in lt) if isinstance(lt, list) and lt else None
-    window = _int(d, "sliding_window")
+    try:
+        window = _int(d, "sliding_window")
+    except _Bad as exc:
+        raise BadInput(source, f"model config: {exc}") from None
     if d.get("use_sliding_window") is False and not layer_types:
         window = None
     q = d.get("quantization_config")
+    problems: list[str] = []
+
+    def field_(*keys: str) -> int | None:
+        try:
+            return _int(d, *keys)
+        except _Bad as exc:
+            problems.append(str(exc))
+            return None
+
     cfg = ModelConfig(
         source=source,
         model_type=str(d["model_type"]) if isinstance(d.get("model_type"), str) else None,
-        hidden_size=_int(d, "hidden_size", "d_model"),
-        intermediate_size=_int(d, "intermediate_size", "ffn_hidden_size"),
-        moe_intermediate_size=_int(d, "moe_intermediate_size", "expert_intermediate_size"),
-        num_experts=_int(d, "num_local_experts", "num_experts", "n_routed_experts"),
-        num_experts_per_tok=_int(d, "num_experts_per_tok", "moe_topk", "top_k"),
-        num_hidden_layers=_int(d, "num_hidden_layers", "n_layer"),
-        num_attention_heads=_int(d, "num_attention_heads", "n_head"),
-        num_key_value_heads=_int(d, "num_key_value_heads"),
-        head_dim=_int(d, "head_dim"),
+        hidden_size=field_("hidden_size", "d_model"),
+        intermediate_size=field_("intermediate_size", "ffn_hidden_size"),
+        moe_intermediate_size=field_("moe_intermediate_size", "expert_intermediate_size"),
+        num_experts=field_("num_local_experts", "num_experts", "n_routed_experts"),
+        num_experts_per_tok=field_("num_experts_per_tok", "moe_topk", "top_k"),
+        num_hidden_layers=field_("num_hidden_layers", "n_layer"),
+        num_attention_heads=field_("num_attention_heads", "n_head"),
+        num_key_value_heads=field_("num_key_value_heads"),
+        head_dim=field_("head_dim"),
         sliding_window=window,
         layer_types=layer_types,
         quantization=dict(q) if isinstance(q, dict) else {},
     )
+    e, k = cfg.num_experts, cfg.num_experts_per_tok
+    if e is not None and k is not None and k > e:
+        problems.append(f"{k} experts per token is more than the {e} experts")
+    h, kv = cfg.num_attention_heads, cfg.num_key_value_heads
+    if h is not None and kv is not None and h % kv:
+        problems.append(f"num_attention_heads {h} is not a multiple of num_key_value_heads {kv}")
+    if problems:
+        raise BadInput(source, "model config: " + "; ".join(problems))
     if cfg.hidden_size is None:
         raise BadInput(source, "model config has no hidden_size (is this a Hugging Face config.json?)")
     return cfg
@@ -109,9 +145,11 @@ def load_model_config(path: str | Path) -> ModelConfig:
     p = str(path)
     try:
         with open(p, "rb") as fh:
-            raw = fh.read(16 << 20)
+            raw = fh.read(MAX_BYTES + 1)
     except OSError as exc:
         raise BadInput(p, f"cannot read model config: {exc.strerror or exc}") from None
+    if len(raw) > MAX_BYTES:
+        raise BadInput(p, f"model config is larger than {MAX_BYTES >> 20} MiB (a config.json is a few KB)")
     try:
         doc = json.loads(raw)
     except (ValueError, RecursionError) as exc:

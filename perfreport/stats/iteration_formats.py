@@ -55,6 +55,9 @@ def register_format(name: str, pattern: str):
     return deco
 
 
+MAX_COUNT = 10**15  # tokens or requests in one step: far above any batch a GPU holds
+
+
 @lru_cache(maxsize=4096)
 def parse_iteration(annotation: str) -> dict | None:
     """Chunk statistics of an annotation name, or None when no format matches.
@@ -65,7 +68,12 @@ def parse_iteration(annotation: str) -> dict | None:
         m = fmt.regex.fullmatch(annotation)
         if m is None:
             continue
-        raw = fmt.convert(m)
+        try:
+            raw = fmt.convert(m)
+        except ValueError:  # a number past int()'s digit limit (4300): no count a step can have
+            raw = None
+        if raw is not None and any(isinstance(v, int) and abs(v) > MAX_COUNT for v in raw.values()):
+            raw = None  # an implausible count (beyond 10**15 tokens) is no annotation of a real step
         if raw is None:  # the converter refused a near miss
             continue
         out: dict = {k: raw.get(k) for k in STAT_KEYS}

@@ -63,13 +63,17 @@ def fmt_dims(dims) -> str:
     parts = []
     for d in dims:
         if isinstance(d, list):
-            if d and isinstance(d[0], list):  # TensorList
-                parts.append("[" + ", ".join("(" + ", ".join(map(str, x)) + ")" for x in d) + "]")
+            if d and isinstance(d[0], list):  # TensorList (a member that is no list is shown as is)
+                parts.append("[" + ", ".join(_shape(x) for x in d) + "]")
             else:
                 parts.append("(" + ", ".join(map(str, d)) + ")")
         else:
             parts.append(str(d))
     return ", ".join(parts)
+
+
+def _shape(x) -> str:
+    return "(" + ", ".join(map(str, x)) + ")" if isinstance(x, list) else str(x)
 
 
 def fmt_list(values) -> str:

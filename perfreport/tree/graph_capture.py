@@ -300,6 +300,7 @@ def _launch_kernel_names(path: str) -> dict[int, str]:
     return out
 
 
+MAX_DETAILS_BYTES = 16 << 20  # vLLM writes a few KB: one entry per captured batch size and mode
 _PER_BS = re.compile(r".+_bs_(\d+)_rank(\d+)\.json(\.gz)?")
 
 
@@ -323,9 +324,16 @@ def _from_details(d: Path, annotation: str | None):
             "are not one rank's <Runner>_bs_<n>_rank<r>.json.gz set: name the file",
         )
     try:
-        details = json.loads((d / "execution_details.json").read_text())
+        with open(d / "execution_details.json", "rb") as fh:
+            raw = fh.read(MAX_DETAILS_BYTES + 1)
+        if len(raw) > MAX_DETAILS_BYTES:
+            raise BadInput(
+                str(d / "execution_details.json"),
+                f"larger than {MAX_DETAILS_BYTES >> 20} MiB (it lists the capture files); not an execution_details.json",
+            )
+        details = json.loads(raw)
         entries = [(e["file"], f"capture_{e['batch_size']}_{e['mode']}") for e in details]
-    except (OSError, ValueError, TypeError, KeyError) as exc:
+    except (OSError, ValueError, TypeError, KeyError, RecursionError) as exc:
         raise BadInput(str(d), f"unreadable execution_details.json ({exc})") from None
     if annotation is not None:
         entries = [e for e in entries if e[1] == annotation]

@@ -137,6 +137,7 @@ def test_failed_correctness_exits_1(app, monkeypatch):
         (["--context", "1024m", "--batch", "32"], "needs about"),
         (["--fp8-mma", "int4"], "--fp8-mma"),
         (["--partials", "fp16"], "--partials"),
+        (["--graph"], "--graph: CUDA/HIP graphs need a GPU"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(app, args, needle):
@@ -275,3 +276,44 @@ def test_vectorized_5d_v_layout_runs_triton_and_torch(app):
     rows = json.loads(r.stdout)["rows"]
     assert {x["layout"] for x in rows} == {"5DV"} and len(rows) == 4
     assert all(x["status"] in ("ok", "noisy") and x["max_err"] < 2e-2 for x in rows)
+
+
+def test_baseline_without_its_package_is_refused_before_running(app, tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("aiter") is not None:
+        pytest.skip("aiter is installed here")
+    r = _run(
+        app, *TINY, "--kv-dtype", "bf16", "--backend", "torch", "--baseline", "aiter", "--csv", str(tmp_path / "p.csv")
+    )
+    assert r.exit_code == 2, r.output
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "--baseline aiter: the 'aiter' package is not installed" in lines[0], r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_baseline_never_measured_is_exit_2_and_no_csv(app, tmp_path, monkeypatch):
+    """A baseline that skips every case (a platform it cannot run on) leaves no CSV of empty speedups."""
+    from perfreport.pa.bench import backends as B
+    from perfreport.pa.bench.backends import torch_backend
+
+    def skip(*a, **k):
+        raise B.Skip("not on this platform")
+
+    monkeypatch.setattr(torch_backend, "prepare", skip)
+    r = _run(
+        app,
+        *TINY,
+        "--kv-dtype",
+        "bf16",
+        "--backend",
+        "triton",
+        "--baseline",
+        "torch",
+        "--csv",
+        str(tmp_path / "p.csv"),
+        "-q",
+    )
+    assert r.exit_code == 2, r.output
+    assert "--baseline torch was not measured (torch: skipped: not on this platform)" in r.stderr
+    assert list(tmp_path.iterdir()) == []

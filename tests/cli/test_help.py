@@ -160,3 +160,8 @@ def test_format_table_never_folds_a_number():
     )
     assert len(body) == len(csv_rows.stdout.splitlines()) - 1  # one line per row: nothing wrapped
     assert "4,055.251" in body[0] and "aten::mm" in body[0]  # aten::mm time sum in full
+
+
+def test_models_help_says_the_file_is_executed():
+    text = " ".join(help_text("analyze").split())
+    assert "it is executed" in text and "--keep-going" in text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -252,3 +253,32 @@ def test_single_sheet_json_input(tmp_path, slowed_trace):
     assert [(r["name"], r["speedup (A/B)"]) for r in changed] == [(SLOW_OP[0], pytest.approx(0.5))]
     tl = d.sheet("diff_gpu_timeline").records()  # a single sheet has no timeline:
     assert tl and all(r["time B (ms)"] is None and r["delta (ms)"] is None for r in tl)  # A's only
+
+
+@pytest.mark.parametrize(
+    "rows, needle",
+    [
+        ([{"name": "a", "time sum (µs)": "fast"}], "'time sum (µs)' is 'fast', not a number"),
+        ([{"name": "a"}], "has no 'time sum (µs)' column"),
+        ([{"name": "a", "time sum (µs)": None}], "is None, not a number"),
+        ([{"name": "a", "time sum (µs)": 1.0, "count": "x"}], "'count' is 'x'"),
+        ([{"name": "a", "time sum (µs)": True}], "is True, not a number"),
+    ],
+)
+def test_rows_need_a_numeric_time(rows, needle):
+    from perfreport.diff.load import checked_rows
+    from perfreport.errors import BadInput
+
+    with pytest.raises(BadInput, match=re.escape(needle)):
+        checked_rows(rows, "r.json", "unified_perf_summary")
+
+
+def test_row_limit(monkeypatch):
+    from perfreport.diff import load
+    from perfreport.errors import BadInput
+
+    monkeypatch.setattr(load, "MAX_ROWS", 3)
+    rows = [{"name": "a", "time sum (µs)": 1.0}] * 4
+    with pytest.raises(BadInput, match="more than the 3"):
+        load.checked_rows(rows, "r.json", "unified_perf_summary")
+    assert load.checked_rows(rows[:3], "r.json", "unified_perf_summary") == rows[:3]

@@ -1,6 +1,7 @@
 """--model-config: the fields read from a Hugging Face config.json."""
 
 import json
+import re
 
 import pytest
 
@@ -63,4 +64,36 @@ def test_bad_files_are_one_line_errors(tmp_path):
         load_model_config(p)
     p.write_text(json.dumps({"vocab_size": 3}))
     with pytest.raises(BadInput, match="no hidden_size"):
+        load_model_config(p)
+
+
+@pytest.mark.parametrize(
+    "fields, needle",
+    [
+        ({"num_local_experts": -8}, "num_local_experts must be a positive whole number, not -8"),
+        ({"num_experts": "8"}, "num_experts must be a whole number, not '8'"),
+        ({"num_experts_per_tok": True}, "num_experts_per_tok must be a whole number, not True"),
+        ({"num_local_experts": 4, "num_experts_per_tok": 8}, "8 experts per token is more than the 4 experts"),
+        ({"num_attention_heads": 16, "num_key_value_heads": 3}, "not a multiple of num_key_value_heads 3"),
+        ({"head_dim": 2.5}, "head_dim must be a whole number, not 2.5"),
+        ({"sliding_window": -1}, "sliding_window must be a positive whole number"),
+    ],
+)
+def test_impossible_fields_are_named(fields, needle):
+    with pytest.raises(BadInput, match=re.escape(needle)):
+        parse_model_config({"hidden_size": 64, **fields}, "c.json")
+
+
+def test_zero_and_null_mean_not_given_and_two_problems_share_one_line():
+    cfg = parse_model_config({"hidden_size": 64, "num_experts": 0, "head_dim": None, "num_hidden_layers": 4.0}, "c")
+    assert cfg.num_experts is None and cfg.head_dim is None and cfg.num_hidden_layers == 4
+    with pytest.raises(BadInput) as e:
+        parse_model_config({"hidden_size": 64, "head_dim": -1, "num_hidden_layers": "many"}, "c.json")
+    assert "head_dim" in str(e.value) and "num_hidden_layers" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_size_limit_is_reported_as_such(tmp_path):
+    p = tmp_path / "big.json"
+    p.write_bytes(b'{"hidden_size": 1, "x": "' + b"y" * (17 << 20) + b'"}')
+    with pytest.raises(BadInput, match="larger than 16 MiB"):
         load_model_config(p)

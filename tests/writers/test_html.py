@@ -91,3 +91,18 @@ def test_no_modelled_rows_says_so():
     sh = Sheet("unified_perf_summary", ["name", "time sum (µs)"], [["x", 1.0]])
     t = html_text(Report(source="s", sheets=[sh], notes=[]))
     assert "nothing to place on a roofline" in t
+
+
+def test_csp_allows_only_the_page_script_by_hash(page):
+    """No 'unsafe-inline' for scripts: the one sorter runs by its SHA-256, any other inline script does not."""
+    import base64
+    import hashlib
+    import re
+
+    from perfreport.writers.html import CSP, SCRIPT
+
+    assert "script-src 'unsafe-inline'" not in CSP
+    scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
+    assert scripts == [SCRIPT]
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in CSP and f'content="{CSP}"' in page
