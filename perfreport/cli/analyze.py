@@ -133,6 +133,7 @@ def analyze(
     from rich.console import Console
 
     from perfreport.cli.numbers import check_analyze_numbers
+    from perfreport.cli.outputs import one_trace_flags, output_plan
     from perfreport.multi.inputs import is_multi
 
     try:
@@ -270,29 +271,6 @@ def analyze(
         )
         partial = True
     raise typer.Exit(EXIT_PARTIAL if partial else EXIT_OK)
-
-
-def output_plan(inputs, xlsx, named: bool, html_path, html_named: bool, csv_dir):
-    """Every file ``analyze`` writes, to check before any work (one trace or several)."""
-    from perfreport.writers.plan import OutputPlan
-
-    plan = OutputPlan(inputs)
-    plan.file(xlsx, "-o" if named else "the default workbook")
-    plan.file(html_path, "--html" if html_named else "--with-html (the workbook's name with .html)")
-    return plan.directory(csv_dir, "--csv-dir")
-
-
-def one_trace_flags(*, per_rank, engine, ray_address, keep_going) -> None:
-    """With one trace, the flags of several are a usage error: they name an output or an
-    engine that would silently not be used (``--jobs`` only warns: it is a speed hint)."""
-    for flag, v in (
-        ("--per-rank", per_rank),
-        ("--engine", engine),
-        ("--ray-address", ray_address),
-        ("--keep-going", keep_going or None),
-    ):
-        if v is not None:
-            raise BadInput(flag, "needs several traces (one per rank); one trace was given")
 
 
 def _analyze(trace: str, show_progress: bool, console, **kw):

@@ -34,8 +34,7 @@ def run_multi(
     workbooks) is written in one transaction: all of them, or none."""
     from rich.console import Console
 
-    from perfreport.cli.analyze import output_plan
-    from perfreport.cli.outputs import err_line, print_lines, write_outputs
+    from perfreport.cli.outputs import err_line, output_plan, print_lines, write_outputs
     from perfreport.multi import analyze_ranks
     from perfreport.multi.checks import repeated_inputs
     from perfreport.multi.inputs import default_merged_output, expand_inputs, named_traces

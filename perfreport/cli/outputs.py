@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from perfreport.errors import printable
+from perfreport.errors import BadInput, printable
 
 
 # exit codes of every command: ok, internal error or failed check, bad input, written but incomplete
@@ -17,6 +17,29 @@ EXIT_OK, EXIT_FAIL, EXIT_BAD, EXIT_PARTIAL = 0, 1, 2, 3
 def err_line(msg: str) -> None:
     """One ``perfreport: …`` line on stderr, control characters escaped."""
     sys.stderr.write(f"perfreport: {printable(msg)}\n")
+
+
+def output_plan(inputs, xlsx, named: bool, html_path, html_named: bool, csv_dir):
+    """Every file ``analyze`` writes, to check before any work (one trace or several)."""
+    from perfreport.writers.plan import OutputPlan
+
+    plan = OutputPlan(inputs)
+    plan.file(xlsx, "-o" if named else "the default workbook")
+    plan.file(html_path, "--html" if html_named else "--with-html (the workbook's name with .html)")
+    return plan.directory(csv_dir, "--csv-dir")
+
+
+def one_trace_flags(*, per_rank, engine, ray_address, keep_going) -> None:
+    """With one trace, the flags of several are a usage error: they name an output or an
+    engine that would silently not be used (``--jobs`` only warns: it is a speed hint)."""
+    for flag, v in (
+        ("--per-rank", per_rank),
+        ("--engine", engine),
+        ("--ray-address", ray_address),
+        ("--keep-going", keep_going or None),
+    ):
+        if v is not None:
+            raise BadInput(flag, "needs several traces (one per rank); one trace was given")
 
 
 def write_outputs(
