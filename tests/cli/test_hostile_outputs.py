@@ -40,7 +40,7 @@ def _refused(name, args, needle, prep=None, command="analyze", trace=FIFO) -> Ca
         lead = [trace] if trace and command == "analyze" else []
         return Spec([*lead, *(extra or []), *args], command=command)
 
-    return Case(name, make, 2, needle, timeout=30, max_s=20)
+    return Case(name, make, 2, needle, timeout=120, max_s=60)  # the FIFO trace: any read would hang
 
 
 def _mkdir(*names):
@@ -286,6 +286,10 @@ TRANSACTIONS = [
     Case("sigterm_inside_save", _signalled(_INSIDE_SAVE.replace("{sig}", "SIGTERM"), multi=False), 143, "SIGTERM"),
     Case("worker_write_fails_no_tmp_left", _worker_write_fails, 2, "write failed", check=_tmp_empty),
 ]
+
+
+for c in TRANSACTIONS:  # process pools and analyses: slow on a loaded 2-core machine
+    c.timeout = 240
 
 
 @pytest.mark.parametrize("case", TRANSACTIONS, ids=[c.name for c in TRANSACTIONS])

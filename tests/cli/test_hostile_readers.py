@@ -262,7 +262,7 @@ RAY = [
 ]
 for c in RAY:
     c.skip = _no_ray
-for c in MULTI:  # a process pool per run: slow on a loaded machine
+for c in MULTI + TRACEBACKS + CONFIG:  # a process pool or an analysis per run: slow on a loaded machine
     c.timeout = 240
 
 
