@@ -94,13 +94,20 @@ def _process(paths, opts, jobs):
     )
     try:
         return list(ex.map(_task, paths, [opts] * len(paths)))
+    except OSError as exc:  # the pool could not start (e.g. $TMPDIR too long for the forkserver's socket)
+        _stop(ex)
+        raise BadInput("--jobs", f"worker processes failed ({exc}); --engine serial runs in this process") from None
     except BaseException:  # an interrupt or a broken pool: stop the workers now, not after their trace
-        for proc in list((getattr(ex, "_processes", None) or {}).values()):
-            proc.terminate()
-        ex.shutdown(wait=True, cancel_futures=True)
+        _stop(ex)
         raise
     finally:
         ex.shutdown(wait=True)
+
+
+def _stop(ex) -> None:
+    for proc in list((getattr(ex, "_processes", None) or {}).values()):
+        proc.terminate()
+    ex.shutdown(wait=True, cancel_futures=True)
 
 
 def _ray(paths, opts, jobs, address, quiet=False):

@@ -8,7 +8,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import resource
+import shutil
 import signal
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -251,18 +253,28 @@ def _fsize_limit():
 
 
 def _worker_write_fails(d: Path) -> Spec:
-    (d / "tmp").mkdir()
+    # a short $TMPDIR of its own (the forkserver's socket path must fit AF_UNIX's 108 bytes)
+    tmp = tempfile.mkdtemp(prefix="h22-", dir="/tmp")
+    (d / "tmpdir.txt").write_text(tmp)
     names = _traces(d, 2, kernels=300)
     return Spec(
         [*names, "--per-rank", "per", "-o", "m.xlsx", "--jobs", "2", "-q"],
         preexec=_fsize_limit,
-        env={"TMPDIR": "{d}/tmp"},
-        outputs=("tmp",),  # the directory itself (made above); it must stay empty
+        env={"TMPDIR": tmp},
     )
 
 
 def _tmp_empty(d: Path, proc) -> None:
-    assert list((d / "tmp").iterdir()) == [], list((d / "tmp").iterdir())
+    tmp = Path((d / "tmpdir.txt").read_text())
+    left = list(tmp.iterdir())
+    shutil.rmtree(tmp, ignore_errors=True)
+    assert left == [], left
+
+
+def _long_tmpdir(d: Path) -> Spec:
+    long = d / ("t" * 120)
+    long.mkdir()
+    return Spec([*_traces(d, 2), "--jobs", "2", "-q", "-o", "m.xlsx"], env={"TMPDIR": str(long)})
 
 
 def _keep_going_check(d: Path, proc) -> None:
@@ -285,6 +297,7 @@ TRANSACTIONS = [
     Case("sigint_inside_save", _signalled(_INSIDE_SAVE.replace("{sig}", "SIGINT"), multi=False), 130, "SIGINT"),
     Case("sigterm_inside_save", _signalled(_INSIDE_SAVE.replace("{sig}", "SIGTERM"), multi=False), 143, "SIGTERM"),
     Case("worker_write_fails_no_tmp_left", _worker_write_fails, 2, "write failed", check=_tmp_empty),
+    Case("tmpdir_too_long_for_the_pool", _long_tmpdir, 2, "--jobs: worker processes failed"),
 ]
 
 
