@@ -56,6 +56,8 @@ COLUMNS = [
     "spread",
     "impl_bytes",
     "impl_roofline_us",
+    "rel_l2",
+    "rel_max",
 ]
 GPU_DEFAULTS = dict(context="16k,64k", batch="32", backend="triton,torch,aiter,flydsl,vllm,flashinfer")
 CPU_DEFAULTS = dict(context="300,1k", batch="2", backend="torch")

@@ -2,7 +2,8 @@
 
 Columns: shape (context, batch, query length, H_Q:H_KV, Dk/Dv, page), KV (dtype and layout),
 backend, P (split-K partitions), median µs, p90/p10, TB/s, roof (% of the ideal roofline), impl
-(% of the roofline of the bytes our kernel moves as implemented, partials included), max err,
+(% of the roofline of the bytes our kernel moves as implemented, partials included), rel err
+(||out - ref|| / ||ref||, :mod:`perfreport.pa.bench.check`),
 speedup (over the baseline), status. A column empty in every row is dropped; on the CPU the GPU-only figures (TB/s, the two
 roofline percentages, speedup) are left out rather than printed as meaningless numbers. A row
 whose p90/p10 exceeds 2 has status ``noisy``. Notes (skip reasons, adapter labels) follow the
@@ -52,13 +53,13 @@ def cells(r: dict) -> dict:
         "TB/s": _num(r["tb_s"], 2),
         "roof": _pct(r["roofline_us"], r["median_us"]),
         "impl": _pct(r.get("impl_roofline_us"), r["median_us"]),
-        "max err": f"{r['max_err']:.1e}" if r["max_err"] is not None else "",
+        "rel err": f"{r['rel_l2']:.1e}" if r.get("rel_l2") is not None else "",
         "speedup": f"{r['speedup']:.1f}x" if r["speedup"] else "",
         "status": r["status"],
     }
 
 
-HEADS = ["shape", "KV", "backend", "P", "median µs", "p90/p10", "TB/s", "roof", "impl", "max err", "speedup", "status"]
+HEADS = ["shape", "KV", "backend", "P", "median µs", "p90/p10", "TB/s", "roof", "impl", "rel err", "speedup", "status"]
 
 
 def build_table(res):

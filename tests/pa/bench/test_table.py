@@ -29,6 +29,7 @@ def _row(**kw):
         roofline_us=280.0,
         impl_roofline_us=285.1,
         max_err=0.0123,
+        rel_l2=0.00456,
         speedup=123.45,
         status="noisy",
         note="",
@@ -57,6 +58,7 @@ def test_gpu_table_fits_120_columns_without_truncation():
             roofline_us=None,
             impl_roofline_us=None,
             max_err=None,
+            rel_l2=None,
             speedup=None,
             note="flydsl pa_decode_tile takes FP8 KV caches only",
         ),
@@ -80,4 +82,4 @@ def test_cpu_table_leaves_out_gpu_only_figures_and_empty_columns():
     head_line = [ln for ln in text.splitlines() if "shape" in ln][0].split()
     for head in ("TB/s", "roof", "impl", "speedup", "P"):
         assert head not in head_line
-    assert "median µs" in text and "max err" in text
+    assert "median µs" in text and "rel err" in text and "4.6e-03" in text
