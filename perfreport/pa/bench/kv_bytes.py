@@ -24,8 +24,17 @@ from __future__ import annotations
 from perfreport.pa.bench.case import PACase
 
 
-def impl_bytes(case: PACase, partitions: int, *, partials: str = "fp32", scale_mode: str = "tensor") -> dict:
-    """Byte terms (and ``total``) of one launch of our kernel for ``case`` with ``partitions``."""
+def impl_bytes(
+    case: PACase,
+    partitions: int,
+    *,
+    partials: str = "fp32",
+    scale_mode: str = "tensor",
+    v_scale_mode: str | None = None,
+) -> dict:
+    """Byte terms (and ``total``) of one launch of our kernel for ``case`` with ``partitions``
+    (``scale_mode`` K's FP8 scales, ``v_scale_mode`` V's, default the same: 4 bytes per token each
+    when per token)."""
     s, hkv, hq, q = case.batch, case.kv_heads, case.q_heads, case.q_len
     dk, dv, page = case.head_dim, case.v_head_dim, case.page
     bpe_kv = 2 if case.kv_dtype == "bf16" else 1
@@ -34,9 +43,10 @@ def impl_bytes(case: PACase, partitions: int, *, partials: str = "fp32", scale_m
     p = max(1, int(partitions))
     filled = min(p, pages)
     acc_bytes = 2 if partials == "bf16" else 4
+    per_token = (scale_mode == "token") + ((v_scale_mode or scale_mode) == "token")
     t = {
         "kv": s * hkv * pages * page * (dk + dv) * bpe_kv,
-        "kv_scales": s * hkv * pages * page * 2 * 4 if (case.kv_dtype == "fp8" and scale_mode == "token") else 0,
+        "kv_scales": s * hkv * pages * page * 4 * per_token if case.kv_dtype == "fp8" else 0,
         "block_table": s * hkv * pages * 4,
         "query": s * hkv * p * rows * dk * 2,
         "output": s * q * hq * dv * 2,

@@ -170,7 +170,8 @@ class PAInputs:
     layout: str
     kv_dtype: str  # "bf16" | "fp8"
     fp8_dtype: torch.dtype | None
-    scale_mode: str = "tensor"  # FP8 scales: "tensor", "head" or "token"
+    scale_mode: str = "tensor"  # FP8 K scales: "tensor", "head" or "token"
+    v_scale_mode: str = "tensor"  # FP8 V scales
 
     @property
     def num_seqs(self) -> int:
@@ -202,11 +203,15 @@ def build_inputs(
     seed: int = 0,
     v5: bool = False,
     scale_mode: str = "tensor",
+    v_scale_mode: str | None = None,
+    v_gain: float = 1.0,
 ) -> PAInputs:
     """Random query and paged caches for one decode step (values ~ N(0, 1)).
 
     ``v5``: with ``layout="5D"``, V in the vectorized 5-D form; ``scale_mode``: FP8 scales per
-    tensor, KV head or token (see :func:`quantize_fp8`)."""
+    tensor, KV head or token (see :func:`quantize_fp8`) for K, and for V unless ``v_scale_mode``
+    says otherwise; ``v_gain``: V's values are N(0, v_gain^2) (a gain of 1000 gives FP8 V scales
+    above 1)."""
     layout = normalize_layout(layout)
     dev = torch.device(device)
     gen = torch.Generator().manual_seed(seed)
@@ -216,12 +221,14 @@ def build_inputs(
     dgen = torch.Generator(device=dev).manual_seed(seed + 1)
     k = torch.randn(nb, page_size, kv_heads, head_dim, generator=dgen, device=dev, dtype=torch.bfloat16)
     v = torch.randn(nb, page_size, kv_heads, v_head_dim, generator=dgen, device=dev, dtype=torch.bfloat16)
+    if v_gain != 1.0:
+        v = (v.float() * v_gain).to(torch.bfloat16)
     ks = vs = None
     fdt = None
     if kv_dtype == "fp8":
         fdt = fp8_dtype or default_fp8_dtype(dev)
         k, ks = quantize_fp8(k, fdt, scale_mode)
-        v, vs = quantize_fp8(v, fdt, scale_mode)
+        v, vs = quantize_fp8(v, fdt, v_scale_mode or scale_mode)
     elif kv_dtype != "bf16":
         raise ValueError(f"unknown KV dtype {kv_dtype!r}: expected bf16 or fp8")
     if layout == "5D":
@@ -243,6 +250,7 @@ def build_inputs(
         kv_dtype=kv_dtype,
         fp8_dtype=fdt,
         scale_mode=scale_mode if fdt is not None else "tensor",
+        v_scale_mode=(v_scale_mode or scale_mode) if fdt is not None else "tensor",
     )
 
 

@@ -48,15 +48,47 @@ def amdgcn_loop_waits(asm: str) -> list[int]:
     return [int(x) for x in re.findall(r"s_waitcnt\s+vmcnt\((\d+)\)", body)]
 
 
+def ptx_loop_copies(ptx: str) -> dict[int, int]:
+    """{bytes: count} of the ``cp.async`` copies inside the main loop (one thread's, per tile)."""
+    body = main_loop(ptx, r"^(\$L__BB\d+_\d+):", r"\bbra(?:\.uni)?\s+(\$L__BB\d+_\d+);")
+    out: dict[int, int] = {}
+    for m in re.findall(
+        r"cp\.async\.c[ag]\.shared\.global(?:\.\w+)*\s+\[[^\]]+\],\s*\[[^\]]+\],\s*(0x[0-9a-f]+|\d+)", body
+    ):
+        n = int(m, 0)
+        out[n] = out.get(n, 0) + 1
+    return out
+
+
+def ptx_loop_global_loads(ptx: str) -> dict[str, int]:
+    """{instruction: count} of the synchronous ``ld.global`` loads inside the main loop."""
+    body = main_loop(ptx, r"^(\$L__BB\d+_\d+):", r"\bbra(?:\.uni)?\s+(\$L__BB\d+_\d+);")
+    out: dict[str, int] = {}
+    for m in re.findall(r"\b(ld\.global(?:\.\w+)*)\s", body):
+        out[m] = out.get(m, 0) + 1
+    return out
+
+
+def kv_tile_bytes_per_thread(kw: dict, block_n: int, warps: int) -> float:
+    """K and V bytes one thread copies per tile: block_n x (Dk + Dv) x element size / threads."""
+    elt = 2 if kw.get("kv", "bf16") == "bf16" else 1
+    return block_n * (kw["dk"] + kw["dv"]) * elt / (warps * 32)
+
+
 def report(target: str, **kw) -> dict:
-    from perfreport.pa.kernel.occupancy import from_compiled
     from perfreport.pa.kernel.launch import aot_compile
+    from perfreport.pa.kernel.occupancy import from_compiled
+    from perfreport.pa.kernel.tuning import default_config
 
     main, red = aot_compile(target, **kw)
     occ, rocc = from_compiled(main, target), from_compiled(red, target)
+    fp8 = kw.get("kv", "bf16") != "bf16"
+    d_bn, d_st = default_config(target, "fp8" if fp8 else "bf16", kw.get("fp8_mma", "f16") if fp8 else "bf16")
     out = dict(
         target=target,
         shape=kw,
+        block_n=kw.get("block_n") or d_bn,
+        num_stages=kw.get("num_stages") or d_st,
         regs=occ.regs,
         shared=occ.shared,
         warps=occ.warps,
@@ -80,6 +112,9 @@ def report(target: str, **kw) -> dict:
             loop_waits=ptx_loop_waits(ptx),
             copy_bytes=sorted({int(m, 0) for m in re.findall(r",\s*(0x[0-9a-f]+|\d+)\s*(?:,|$)", "\n".join(copies))}),
             copies=len(copies),
+            loop_copies=ptx_loop_copies(ptx),
+            loop_loads=ptx_loop_global_loads(ptx),
+            kv_bytes_per_thread=kv_tile_bytes_per_thread(kw, out["block_n"], occ.warps),
             mma=sorted({"wgmma " + t for t in re.findall(r"wgmma\.mma_async\S*\.(e4m3|bf16|f16)", ptx)}),
             fp8_cvt=ptx.count("cvt.rn.f16x2.e4m3x2"),
         )
@@ -89,15 +124,20 @@ def report(target: str, **kw) -> dict:
 HEADLINE = dict(dk=192, dv=128, q_len=4, group=16, page=64)
 
 
-def _cases():
-    for tgt, fp8 in (("sm_90a", "fp8"), ("gfx942", "fp8_fnuz"), ("gfx950", "fp8")):
-        yield tgt, dict(HEADLINE, kv="bf16")
-        yield tgt, dict(HEADLINE, kv=fp8, fp8_mma="f16")
-        yield tgt, dict(HEADLINE, kv=fp8, fp8_mma="fp8")
+LAYOUTS = (dict(layout="NHD"), dict(layout="5D"), dict(layout="5D", v5=True))
+
+
+def cases(targets=(("sm_90a", "fp8"), ("gfx942", "fp8_fnuz"), ("gfx950", "fp8"))):
+    """Every (target, shape): the headline shape in each layout with each KV dtype and MMA path."""
+    for tgt, fp8 in targets:
+        for lay in LAYOUTS:
+            yield tgt, dict(HEADLINE, kv="bf16", **lay)
+            yield tgt, dict(HEADLINE, kv=fp8, fp8_mma="f16", **lay)
+            yield tgt, dict(HEADLINE, kv=fp8, fp8_mma="fp8", **lay)
 
 
 if __name__ == "__main__":  # pragma: no cover - documentation helper
-    for tgt, kw in _cases():
+    for tgt, kw in cases():
         try:
             print(json.dumps(report(tgt, **kw)))
         except Exception as exc:

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import torch
 
-from perfreport.pa.kernel.cache import FP8_DTYPES, cache_geometry, default_fp8_dtype, normalize_layout
+from perfreport.pa.kernel.cache import cache_geometry, normalize_layout
+from perfreport.pa.kernel.host_checks import cache_strides, check_context_lengths, kv_kind, scale_arg
 from perfreport.pa.kernel.partitions import CTAS_PER_SM, plan_partitions
 
 _SM_COUNT: dict = {}
@@ -72,94 +73,12 @@ def sm_count(device: torch.device) -> int:
     return _SM_COUNT[idx]
 
 
-def auto_partitions(num_seqs: int, num_kv_heads: int, work_pages: int, page: int, device: torch.device) -> int:
-    """Partition count whose last wave of CTAs is (nearly) full on this device's SMs."""
-    return plan_partitions(num_seqs * num_kv_heads, work_pages, page, sm_count(device), CTAS_PER_SM)
-
-
-def _kv_kind(key_cache: torch.Tensor, value_cache: torch.Tensor, fp8_dtype) -> tuple[str, torch.dtype]:
-    kd = key_cache.dtype
-    if kd == torch.bfloat16:
-        kind, storage = "bf16", torch.bfloat16
-    elif kd in FP8_DTYPES:
-        kind, storage = "fp8", kd
-    elif kd == torch.uint8:
-        kind, storage = "fp8", fp8_dtype or default_fp8_dtype(key_cache.device)
-        if storage not in FP8_DTYPES:
-            raise ValueError(f"fp8_dtype must be float8_e4m3fn or float8_e4m3fnuz, got {storage}")
-    else:
-        raise ValueError(
-            f"unsupported KV cache dtype {kd}: expected bfloat16 or FP8 "
-            "(float8_e4m3fn, float8_e4m3fnuz, or uint8 storage)"
-        )
-    if value_cache.dtype != kd:
-        raise ValueError(f"K and V caches have different dtypes ({kd} and {value_cache.dtype})")
-    return kind, storage
-
-
-def _scale_arg(s, name: str, device, nb: int, hkv: int, page: int):
-    """(host multiplier, device tensor or None, mode, stride per block, stride per head).
-
-    Modes: 0 none, 1 per tensor ``[1]``, 2 per KV head ``[H_KV]``, 3 per token ``[blocks, H_KV, page]``."""
-    if s is None:
-        return 1.0, None, 0, 0, 0
-    if not isinstance(s, torch.Tensor):
-        return float(s), None, 0, 0, 0
-    if s.device != device:
-        raise ValueError(f"{name} is on {s.device}, the caches are on {device}")
-    t = s if s.dtype == torch.float32 else s.float()
-    if t.numel() == 1:
-        return 1.0, t.reshape(1), 1, 0, 0
-    if t.dim() == 1 and t.numel() == hkv:
-        return 1.0, t, 2, 0, t.stride(0)
-    if tuple(t.shape) == (nb, hkv, page):
-        if t.stride(2) != 1:
-            t = t.contiguous()
-        return 1.0, t, 3, t.stride(0), t.stride(1)
-    raise ValueError(
-        f"{name} must be one scale per tensor [1], per KV head [{hkv}] or per token "
-        f"[{nb}, {hkv}, {page}], got shape {tuple(s.shape)}"
-    )
-
-
-def cache_strides(key_cache, value_cache, layout: str):
-    """(k_strides, v_strides, v_layout) as the kernel takes them (see paged_attention.py)."""
-    if layout == "NHD":
-        return (
-            (key_cache.stride(0), key_cache.stride(2), key_cache.stride(1), 0),
-            (value_cache.stride(0), value_cache.stride(2), value_cache.stride(1), 1),
-            0,
-        )
-    k = (key_cache.stride(0), key_cache.stride(1), key_cache.stride(3), key_cache.stride(2))
-    if value_cache.dim() == 5:  # [blocks, H, page/x, Dv, x]
-        return k, (value_cache.stride(0), value_cache.stride(1), value_cache.stride(2), value_cache.stride(3)), 2
-    return k, (value_cache.stride(0), value_cache.stride(1), 0, value_cache.stride(2)), 1
-
-
-def _check_lengths(context_lens, q_len: int, min_context, max_context, span: int, width: int, page: int):
-    if context_lens.device.type == "cpu":
-        lo, hi = int(context_lens.min()), int(context_lens.max())
-        min_context = lo if min_context is None else min(min_context, lo)
-        if max_context is None:
-            max_context = hi
-        elif hi > max_context:
-            raise ValueError(f"context length {hi} exceeds max_context {max_context}")
-    if min_context is not None:
-        if min_context < 1:
-            raise ValueError(f"context lengths must be >= 1, got {min_context}")
-        if min_context < q_len:
-            raise ValueError(
-                f"context length {min_context} is shorter than q_len {q_len}: the context "
-                "includes the new tokens, so it must be >= q_len"
-            )
-    if max_context is not None:
-        if max_context < 1:
-            raise ValueError(f"context lengths must be >= 1, got max_context {max_context}")
-        if max_context > span:
-            raise ValueError(
-                f"block table is too narrow: {width} pages of {page} hold {span} tokens, context needs {max_context}"
-            )
-    return min_context, max_context
+def auto_partitions(
+    num_seqs: int, num_kv_heads: int, work_pages: int, page: int, device: torch.device, ctas_per_sm: int = CTAS_PER_SM
+) -> int:
+    """Partition count whose last wave of CTAs (``SMs x ctas_per_sm``) is (nearly) full on this
+    device. :func:`decode_partitions` gives the count with the compiled kernel's own occupancy."""
+    return plan_partitions(num_seqs * num_kv_heads, work_pages, page, sm_count(device), ctas_per_sm)
 
 
 def device_length_rule(context_lens: torch.Tensor, q_len: int) -> None:
@@ -189,8 +108,9 @@ def paged_attention_decode(
     fp8_mma: str = "f16",
     partials: str = "fp32",
     num_warps: int | None = None,
-    num_stages: int = 3,
+    num_stages: int | None = None,
     block_n: int | None = None,
+    _plan_only: bool = False,
 ) -> torch.Tensor:
     """Paged-attention decode. ``query [S*q_len, H_Q, Dk]`` bf16 -> ``out [S*q_len, H_Q, Dv]`` bf16.
 
@@ -201,10 +121,12 @@ def paged_attention_decode(
     (validation and partition sizing without a device read). ``fp8_dtype``: the FP8 format of
     ``uint8`` caches. ``fp8_mma``: "f16" (dequantize FP8 K/V to f16) or "fp8" (FP8 MMAs, Q and P
     quantized). ``partials``: "fp32" or "bf16" split-K partials. ``num_warps``, ``num_stages``,
-    ``block_n`` (tokens per tile, a power of two in [16, 128]): tuning knobs (defaults from the
-    sm_90a compiles, see paged_attention_launch.py).
+    ``block_n`` (tokens per tile, a power of two in [16, 128]): tuning knobs (defaults per
+    target from the compiled occupancy: :mod:`perfreport.pa.kernel.tuning`). ``"auto"``
+    partitions fill the waves of the CTAs/SM the compiled kernel achieves.
     """
     from perfreport.pa.kernel import launch as L  # imports triton
+    from perfreport.pa.kernel import tuning as T
 
     layout = normalize_layout(layout)
     if not isinstance(q_len, int) or q_len < 1:
@@ -219,9 +141,9 @@ def paged_attention_decode(
         raise ValueError(f"partials must be 'fp32' or 'bf16', got {partials!r}")
     if block_n is not None and (block_n not in (16, 32, 64, 128)):
         raise ValueError(f"block_n must be 16, 32, 64 or 128, got {block_n!r}")
-    if not isinstance(num_stages, int) or not 1 <= num_stages <= 6:
+    if num_stages is not None and (not isinstance(num_stages, int) or not 1 <= num_stages <= 6):
         raise ValueError(f"num_stages must be an integer in [1, 6], got {num_stages!r}")
-    kind, storage = _kv_kind(key_cache, value_cache, fp8_dtype)
+    kind, storage = kv_kind(key_cache, value_cache, fp8_dtype)
     nb, page, hkv, dk, dv = cache_geometry(key_cache, value_cache, layout)
     rows_total, hq, qdk = query.shape
     if hq % hkv:
@@ -237,6 +159,11 @@ def paged_attention_decode(
         raise ValueError(f"5D K cache: last dim must be {x} (16 bytes of {key_cache.dtype}), got {key_cache.shape[-1]}")
     if key_cache.stride(-1) != 1 or value_cache.stride(-1) != 1:
         raise ValueError("K and V caches must be contiguous in their last dimension")
+    if layout == "5D" and value_cache.dim() == 5 and value_cache.stride(3) != value_cache.shape[-1]:
+        raise ValueError(
+            f"vectorized 5D V cache: the Dv dimension's stride must be {value_cache.shape[-1]} "
+            f"(its last two dims contiguous), got {value_cache.stride(3)}"
+        )
     if rows_total % q_len:
         raise ValueError(f"query rows ({rows_total}) are not a multiple of q_len ({q_len})")
     num_seqs = rows_total // q_len
@@ -260,7 +187,9 @@ def paged_attention_decode(
             raise ValueError(f"{name} is on {t.device}, the key cache is on {dev}")
     if dev.type != "cuda" and os.environ.get("TRITON_INTERPRET") != "1":
         raise ValueError("the Triton kernel needs CUDA/HIP tensors (or TRITON_INTERPRET=1 on CPU)")
-    min_context, max_context = _check_lengths(context_lens, q_len, min_context, max_context, width * page, width, page)
+    min_context, max_context = check_context_lengths(
+        context_lens, q_len, min_context, max_context, width * page, width, page
+    )
     if storage == torch.float8_e4m3fnuz and dev.type == "cuda" and not torch.version.hip:
         raise ValueError("float8_e4m3fnuz caches are an AMD gfx942 format; use float8_e4m3fn on NVIDIA")
 
@@ -272,68 +201,45 @@ def paged_attention_decode(
         )
     work_pages = -(-max_context // page) if max_context is not None else width
     acc_dt = torch.bfloat16 if partials == "bf16" else torch.float32
-    if workspace is not None:
-        parts = workspace.num_partitions
-        if num_partitions != "auto" and int(num_partitions) != parts:
-            raise ValueError(f"num_partitions {num_partitions} does not match the workspace ({parts})")
-        want = (num_seqs, hkv, parts, rows)
-        if tuple(workspace.max_logits.shape) != want or tuple(workspace.tmp_out.shape) != want + (dv,):
-            raise ValueError(f"workspace shape does not match (expected partials {want} x Dv {dv})")
-        if workspace.tmp_out.dtype != acc_dt:
-            raise ValueError(
-                f"workspace accumulator is {workspace.tmp_out.dtype}, partials={partials!r} needs {acc_dt}"
-            )
-    elif num_partitions == "auto":
-        parts = auto_partitions(num_seqs, hkv, work_pages, page, dev)
-    else:
-        try:
-            parts = int(num_partitions)
-        except (TypeError, ValueError):
-            raise ValueError(f"num_partitions must be 'auto' or a positive integer, got {num_partitions!r}") from None
-    if not 1 <= parts <= MAX_PARTITIONS:
-        raise ValueError(f"num_partitions must be in [1, {MAX_PARTITIONS}], got {parts}")
-    if out is None:
-        out = torch.empty(rows_total, hq, dv, dtype=torch.bfloat16, device=dev)
-    elif tuple(out.shape) != (rows_total, hq, dv) or out.dtype != torch.bfloat16 or out.stride(-1) != 1:
+    if out is not None and (
+        tuple(out.shape) != (rows_total, hq, dv) or out.dtype != torch.bfloat16 or out.stride(-1) != 1
+    ):
         raise ValueError(f"out must be a bfloat16 tensor of shape {(rows_total, hq, dv)}")
-    direct = parts == 1
-    if not direct and workspace is None:
-        workspace = make_workspace(num_seqs, hkv, rows, dv, parts, dev, partials)
-
-    k_mult, ks, k_mode, ksb, ksh = _scale_arg(k_scale, "k_scale", dev, nb, hkv, page)
-    v_mult, vs, v_mode, vsb, vsh = _scale_arg(v_scale, "v_scale", dev, nb, hkv, page)
-    if k_mode and v_mode and (k_mode >= 2 or v_mode >= 2) and (ksb, ksh) != (vsb, vsh):
-        raise ValueError("k_scale and v_scale must have the same layout (strides) when per head or token")
-    if min_context is None and check_lengths and context_lens.device.type != "cpu":
-        device_length_rule(context_lens, q_len)
+    k_mult, ks, k_mode, ksb, ksh = scale_arg(k_scale, "k_scale", dev, nb, hkv, page)
+    v_mult, vs, v_mode, vsb, vsh = scale_arg(v_scale, "v_scale", dev, nb, hkv, page)
     if key_cache.dtype == torch.uint8:
         key_cache, value_cache = key_cache.view(storage), value_cache.view(storage)
     query = query if query.stride(-1) == 1 else query.contiguous()
     k_strides, v_strides, v_layout = cache_strides(key_cache, value_cache, layout)
-    dummy = out  # any tensor: unused pointer arguments
-    ws = workspace
+    target = T.device_target(dev)
+    mma = fp8_mma if kind == "fp8" else "bf16"
+    d_block_n, d_stages = T.default_config(target, kind, mma)
+    num_stages = d_stages if num_stages is None else num_stages
+    # unused pointer arguments get any tensor; the output and partials are given as dtypes until
+    # allocated (a planning compile needs only their dtypes: triton's MockTensor)
     args = dict(
         q=query,
         k=key_cache,
         v=value_cache,
         bt=block_tables,
         ctx=context_lens,
-        ks=ks if ks is not None else dummy,
-        vs=vs if vs is not None else dummy,
-        out=out,
-        m=ws.max_logits if ws is not None else dummy,
-        l=ws.exp_sums if ws is not None else dummy,
-        acc=ws.tmp_out if ws is not None else dummy,
+        ks=ks if ks is not None else query,
+        vs=vs if vs is not None else query,
+        out=torch.bfloat16 if out is None else out,
+        m=torch.float32,
+        l=torch.float32,
+        acc=acc_dt,
         qk_scale=float(scale) * k_mult * math.log2(math.e),
         v_mult=v_mult,
         q_strides=(query.stride(0), query.stride(1)),
-        o_strides=(out.stride(0), out.stride(1)),
+        o_strides=(hq * dv, dv) if out is None else (out.stride(0), out.stride(1)),
         stride_bt=block_tables.stride(0),
         k_strides=k_strides,
         v_strides=v_strides,
-        s_strides=(max(ksb, vsb), max(ksh, vsh)),
+        ks_strides=(ksb, ksh),
+        vs_strides=(vsb, vsh),
         max_pages=width,
-        num_parts=parts,
+        num_parts=2,
         num_kv=hkv,
     )
     cfg = L.make_cfg(
@@ -348,17 +254,62 @@ def paged_attention_decode(
         kv=kind,
         k_scale=k_mode,
         v_scale=v_mode,
-        mma=fp8_mma if kind == "fp8" else "bf16",
-        direct=direct,
+        mma=mma,
+        direct=False,
         part_bf16=partials == "bf16",
         fp8_max=torch.finfo(storage).max if kind == "fp8" else 1.0,
         dot_f32=dev.type != "cuda",
-        block_n=block_n,
+        block_n=block_n or d_block_n,
     )
     if num_warps is None:
         num_warps = L.default_warps(cfg["BLOCK_M"], bool(torch.version.hip))
+    if workspace is not None:
+        parts = workspace.num_partitions
+        if num_partitions != "auto" and int(num_partitions) != parts:
+            raise ValueError(f"num_partitions {num_partitions} does not match the workspace ({parts})")
+        want = (num_seqs, hkv, parts, rows)
+        if tuple(workspace.max_logits.shape) != want or tuple(workspace.tmp_out.shape) != want + (dv,):
+            raise ValueError(f"workspace shape does not match (expected partials {want} x Dv {dv})")
+        if workspace.tmp_out.dtype != acc_dt:
+            raise ValueError(
+                f"workspace accumulator is {workspace.tmp_out.dtype}, partials={partials!r} needs {acc_dt}"
+            )
+    elif num_partitions == "auto":  # waves of the CTAs this very kernel keeps resident (its compile)
+        ctas = T.ctas_per_sm(args, cfg, num_warps, num_stages, dev, target)
+        parts = auto_partitions(num_seqs, hkv, work_pages, page, dev, ctas)
+    else:
+        try:
+            parts = int(num_partitions)
+        except (TypeError, ValueError):
+            raise ValueError(f"num_partitions must be 'auto' or a positive integer, got {num_partitions!r}") from None
+    if not 1 <= parts <= MAX_PARTITIONS:
+        raise ValueError(f"num_partitions must be in [1, {MAX_PARTITIONS}], got {parts}")
+    if _plan_only:
+        return parts
+    if out is None:
+        out = torch.empty(rows_total, hq, dv, dtype=torch.bfloat16, device=dev)
+    cfg["DIRECT"] = parts == 1
+    if parts > 1 and workspace is None:
+        workspace = make_workspace(num_seqs, hkv, rows, dv, parts, dev, partials)
+    ws = workspace
+    args.update(
+        out=out,
+        m=ws.max_logits if ws is not None else out,
+        l=ws.exp_sums if ws is not None else out,
+        acc=ws.tmp_out if ws is not None else out,
+        num_parts=parts,
+    )
+    if min_context is None and check_lengths and context_lens.device.type != "cpu":
+        device_length_rule(context_lens, q_len)
     L.launch((num_seqs, hkv, parts), (num_seqs * hkv * rows,), args, cfg, num_warps, num_stages)
     return out
+
+
+def decode_partitions(query, key_cache, value_cache, block_tables, context_lens, **kw) -> int:
+    """The partition count :func:`paged_attention_decode` takes with these arguments (``"auto"``:
+    from the compiled kernel's CTAs per SM), without launching anything: size a caller-owned
+    workspace with it."""
+    return paged_attention_decode(query, key_cache, value_cache, block_tables, context_lens, _plan_only=True, **kw)
 
 
 def aot_compile(target: str, **kw):
@@ -374,6 +325,7 @@ __all__ = [
     "aot_compile",
     "auto_partitions",
     "cache_strides",
+    "decode_partitions",
     "device_length_rule",
     "make_workspace",
     "paged_attention_decode",

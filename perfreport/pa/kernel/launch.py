@@ -30,19 +30,29 @@ def default_warps(block_m: int, hip: bool) -> int:
     return 4
 
 
-def default_block_n(kv: str, mma: str) -> int:
-    """Tokens per tile, from the sm_90a compiles at the headline shape (3 stages, 4 warps):
-    BF16 32 (3 x 32 x (192 + 128) x 2 B = 60 KB of stages + 24 KB of Q: 2 CTAs in 228 KB; with 64,
-    145 KB: 1 CTA); FP8 dequantized to f16 64 (191 registers, 83 KB: 2 CTAs); FP8 MMAs 32 (with
-    64 the per-token-scale 5D build reaches 255 registers and spills)."""
-    if kv == "bf16" or mma == "fp8":
-        return 32
-    return 64
-
-
 def launch(grid_main, grid_reduce, args: dict, cfg: dict, num_warps: int, num_stages: int) -> None:
     """Launch the partition kernel (and the reduce kernel unless ``cfg['DIRECT']``)."""
     K._pa_decode_partition[grid_main](
+        *_main_args(args), num_warps=num_warps, num_stages=num_stages, **_main_consts(cfg)
+    )
+    if not cfg["DIRECT"]:
+        R._pa_decode_reduce[grid_reduce](
+            args["out"],
+            args["m"],
+            args["l"],
+            args["acc"],
+            args["ctx"],
+            *args["o_strides"],
+            args["num_kv"],
+            args["max_pages"],
+            args["num_parts"],
+            num_warps=REDUCE_WARPS,
+            **_reduce_consts(cfg),
+        )
+
+
+def _main_args(args: dict) -> list:
+    return [
         args["q"],
         args["k"],
         args["v"],
@@ -61,27 +71,20 @@ def launch(grid_main, grid_reduce, args: dict, cfg: dict, num_warps: int, num_st
         args["stride_bt"],
         *args["k_strides"],
         *args["v_strides"],
-        *args["s_strides"],
+        *args["ks_strides"],
+        *args["vs_strides"],
         args["max_pages"],
         args["num_parts"],
-        num_warps=num_warps,
-        num_stages=num_stages,
-        **_main_consts(cfg),
+    ]
+
+
+def warmup(args: dict, cfg: dict, num_warps: int, num_stages: int):
+    """Compile (or fetch from triton's cache) the partition kernel for these arguments without
+    launching it; returns triton's compiled kernel (its ``asm`` holds the cubin / amdgcn). A
+    tensor argument may be given as its torch dtype (triton's ``MockTensor``)."""
+    return K._pa_decode_partition.warmup(
+        *_main_args(args), grid=(1,), num_warps=num_warps, num_stages=num_stages, **_main_consts(cfg)
     )
-    if not cfg["DIRECT"]:
-        R._pa_decode_reduce[grid_reduce](
-            args["out"],
-            args["m"],
-            args["l"],
-            args["acc"],
-            args["ctx"],
-            *args["o_strides"],
-            args["num_kv"],
-            args["max_pages"],
-            args["num_parts"],
-            num_warps=REDUCE_WARPS,
-            **_reduce_consts(cfg),
-        )
 
 
 def _main_consts(cfg: dict) -> dict:
@@ -146,7 +149,9 @@ def make_cfg(
 ) -> dict:
     """The kernels' constexprs. ``kv`` "bf16"/"fp8"; ``mma`` "bf16", "f16" or "fp8"."""
     if block_n is None:
-        block_n = default_block_n(kv, mma)
+        from perfreport.pa.kernel.tuning import FALLBACK
+
+        block_n = FALLBACK[mma][0]
     rows = q_len * group
     dka, dkb = split_dim(dk)
     dva, dvb = split_dim(dv)
@@ -176,12 +181,14 @@ def make_cfg(
     )
 
 
-def _divisible(stride: str, scale_mode: int, v5: bool, fp8: bool) -> bool:
+def _divisible(stride: str, k_mode: int, v_mode: int, v5: bool, fp8: bool) -> bool:
     """Whether a stride argument is a multiple of 16 at the AOT shapes (as the JIT would see it)."""
-    if stride in ("stride_sb", "stride_sh"):
-        return scale_mode == 3  # per-token [blocks, H_KV, page]; per-head [H_KV] has stride 1
+    if stride in ("stride_ksb", "stride_ksh"):
+        return k_mode == 3  # per-token [blocks, H_KV, page]; per-head [H_KV] has stride 1
+    if stride in ("stride_vsb", "stride_vsh"):
+        return v_mode == 3
     if stride == "stride_vd" and v5:
-        return fp8  # the vectorized V's dim stride is x: 16 (FP8) or 8 (BF16)
+        return fp8  # the vectorized V's dim stride is x: 16 (FP8) or 8 (BF16); unused by the kernel
     return True
 
 
@@ -198,16 +205,17 @@ def aot_compile(
     v5: bool = False,
     parts: int = 2,
     num_warps: int | None = None,
-    num_stages: int = 3,
+    num_stages: int | None = None,
     fp8_mma: str = "f16",
     scales: str = "tensor",
     part_bf16: bool = False,
     block_n: int | None = None,
+    v_scales: str | None = None,
 ):
     """Compile both kernels for ``target`` without a GPU; returns (partition, reduce) compiled kernels.
 
     ``kv``: "bf16", "fp8" (e4m3fn) or "fp8_fnuz"; ``layout`` "NHD" or "5D" (``v5``: vectorized 5D
-    V); ``scales``: "tensor", "head" or "token" for FP8. Uses the constexprs and the stride
+    V); ``scales``: "tensor", "head" or "token" for FP8 (K's; ``v_scales`` V's, default the same). Uses the constexprs and the stride
     divisibility hints the JIT would use at these shapes. ``.asm`` holds ptx/cubin or amdgcn.
     """
     from triton.backends.compiler import GPUTarget
@@ -218,7 +226,14 @@ def aot_compile(
     kv_ty = {"bf16": "*bf16", "fp8": "*fp8e4nv", "fp8_fnuz": "*fp8e4b8"}[kv]
     fp8 = kv != "bf16"
     five = layout.upper() == "5D"
-    mode = {"tensor": 1, "head": 2, "token": 3}[scales] if fp8 else 0
+    from perfreport.pa.kernel.tuning import default_config
+
+    d_block_n, d_stages = default_config(target, "fp8" if fp8 else "bf16", fp8_mma if fp8 else "bf16")
+    block_n = block_n or d_block_n
+    num_stages = num_stages or d_stages
+    modes = {"tensor": 1, "head": 2, "token": 3}
+    mode = modes[scales] if fp8 else 0
+    v_mode = modes[v_scales or scales] if fp8 else 0
     cfg = make_cfg(
         q_len=q_len,
         group=group,
@@ -230,7 +245,7 @@ def aot_compile(
         x=16 if fp8 else 8,
         kv="fp8" if fp8 else "bf16",
         k_scale=mode,
-        v_scale=mode,
+        v_scale=v_mode,
         mma=fp8_mma if fp8 else "bf16",
         direct=parts == 1,
         part_bf16=part_bf16,
@@ -263,7 +278,7 @@ def aot_compile(
         attrs = {
             (i,): [["tt.divisibility", 16]]
             for i, n in enumerate(names)
-            if sig[n].startswith("*") or (n.startswith("stride") and _divisible(n, mode, v5, fp8))
+            if sig[n].startswith("*") or (n.startswith("stride") and _divisible(n, mode, v_mode, v5, fp8))
         }
         main = fn is K._pa_decode_partition
         opts = dict(num_warps=warps if main else REDUCE_WARPS, num_stages=num_stages if main else 2)
@@ -271,4 +286,4 @@ def aot_compile(
     return tuple(out)
 
 
-__all__ = ["P_CHUNK", "REDUCE_WARPS", "aot_compile", "default_warps", "launch", "make_cfg", "split_dim"]
+__all__ = ["P_CHUNK", "REDUCE_WARPS", "aot_compile", "default_warps", "launch", "make_cfg", "split_dim", "warmup"]

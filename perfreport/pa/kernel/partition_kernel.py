@@ -28,8 +28,11 @@ conversion sits between the cache and the tensor cores).
 
 Scales (``K_SCALE`` / ``V_SCALE``): 0 none, 1 one per tensor, 2 one per KV head ``[H_KV]``,
 3 one per token and KV head ``[num_blocks, H_KV, page]`` (the layout of aiter's shuffled caches).
-K scales multiply the logits; a per-token V scale multiplies P's columns before the PV MMA (the
-softmax sum uses the unscaled P); tensor/head V scales multiply the output once.
+K and V scales are independent (any mode each, their own strides). K scales multiply the logits;
+a per-token V scale multiplies P's columns before the PV MMA (the softmax sum uses the unscaled
+P; on the FP8-MMA path the tile's scales are first divided by their maximum, which multiplies
+the tile's PV product instead, so FP8 P never saturates); tensor/head V scales multiply the
+output once.
 
 Causality: token t of a sequence with context ctx (ctx includes the q_len new tokens) sees keys
 0 .. ctx - q_len + t. A row that sees no key produces zeros.
@@ -140,6 +143,7 @@ def _load_v(
     DV: tl.constexpr,
     stride_vd,
     V_LAYOUT: tl.constexpr,
+    VX: tl.constexpr,
     MMA: tl.constexpr,
     DOT_F32: tl.constexpr,
 ):
@@ -149,8 +153,13 @@ def _load_v(
     d = D0 + tl.arange(0, DC)
     if V_LAYOUT == 0:
         d_off = d.to(tl.int64)
+    elif V_LAYOUT == 1:
+        d_off = d.to(tl.int64) * stride_vd  # the page: a power of two >= 16 (divisible by 16)
     else:
-        d_off = d.to(tl.int64) * stride_vd
+        # vectorized 5D: the Dv stride is VX itself (checked on the host), a constexpr, so each
+        # run of VX tokens is provably one aligned 16-byte vector (a runtime stride of 8 is not
+        # divisible by 16: the loads fell back to 2-byte scalars and left the pipeline)
+        d_off = d.to(tl.int64) * VX
     v = tl.load(v_ptr + tok_off[:, None] + d_off[None, :], mask=page_ok[:, None] & (d < DV)[None, :], other=0.0)
     # slots past the context inside the last page hold stale bytes (maybe NaN): zero them so
     # p = 0 cannot meet NaN in the MMA. Masking after the load keeps it vectorized.
@@ -186,8 +195,10 @@ def _pa_decode_partition(
     stride_vh,
     stride_vt,
     stride_vd,
-    stride_sb,
-    stride_sh,
+    stride_ksb,
+    stride_ksh,
+    stride_vsb,
+    stride_vsh,
     max_pages,
     num_parts,
     Q_LEN: tl.constexpr,
@@ -251,7 +262,7 @@ def _pa_decode_partition(
     if DKB > 0:
         qb = _mma_in(qb, MMA, DOT_F32)
     # logits in the log2 domain: q.k * softmax scale * log2(e) * K scale (* Q's FP8 row scale)
-    row_mult = row_scale * (qk_scale * _scale_one(ks_ptr, kvh, stride_sh, K_SCALE))
+    row_mult = row_scale * (qk_scale * _scale_one(ks_ptr, kvh, stride_ksh, K_SCALE))
     visible = ctx - Q_LEN + 1 + t  # keys seen by each row (causal across the new tokens)
 
     m_i = tl.full([BLOCK_M], NEG_BIG, tl.float32)
@@ -291,7 +302,7 @@ def _pa_decode_partition(
             s += tl.dot(qb, kt_b)
         s = s * row_mult[:, None]
         if K_SCALE == 3:
-            s = s * _scale_vec(ks_ptr, blk, kvh, within, page_ok, tok_ok, stride_sb, stride_sh, K_SCALE)[None, :]
+            s = s * _scale_vec(ks_ptr, blk, kvh, within, page_ok, tok_ok, stride_ksb, stride_ksh, K_SCALE)[None, :]
         keep = (pos[None, :] < visible[:, None]) & tok_ok[None, :]
         s = tl.where(keep, s, float("-inf"))
 
@@ -299,20 +310,29 @@ def _pa_decode_partition(
         alpha = tl.exp2(m_i - m_new)
         p = tl.exp2(s - m_new[:, None])
         l_i = l_i * alpha + tl.sum(p, 1)
+        pv_mult = 1.0  # what the PV product is multiplied by before it joins the accumulator
         if V_SCALE == 3:
-            p = p * _scale_vec(vs_ptr, blk, kvh, within, page_ok, tok_ok, stride_sb, stride_sh, V_SCALE)[None, :]
+            vsc = _scale_vec(vs_ptr, blk, kvh, within, page_ok, tok_ok, stride_vsb, stride_vsh, V_SCALE)
+            if MMA == 2:
+                # FP8 P must stay in [0, FP8_MAX]: normalize the scales by the tile's largest, so
+                # p * vsc / vmax <= 1 whatever the scales (a scale above 1 saturated P), and put
+                # vmax back on the product (the seed design's per-tile V-scale normalization)
+                vmax = tl.max(vsc, 0)
+                vsc = vsc / tl.where(vmax > 0.0, vmax, 1.0)
+                pv_mult = vmax
+            p = p * vsc[None, :]
         if MMA == 2:
             p = _to_fp8(p * FP8_MAX, k_ptr, FP8_MAX, DOT_F32)  # P in [0, 1] -> [0, FP8_MAX]
         pb = _mma_in(p, MMA, DOT_F32)
-        va = _load_v(v_ptr, v_tok, page_ok, tok_ok, 0, DVA, DV, stride_vd, V_LAYOUT, MMA, DOT_F32)
-        acc_a = acc_a * alpha[:, None] + tl.dot(pb, va)
+        va = _load_v(v_ptr, v_tok, page_ok, tok_ok, 0, DVA, DV, stride_vd, V_LAYOUT, VX, MMA, DOT_F32)
+        acc_a = acc_a * alpha[:, None] + tl.dot(pb, va) * pv_mult
         if DVB > 0:
-            vb = _load_v(v_ptr, v_tok, page_ok, tok_ok, DVA, DVB, DV, stride_vd, V_LAYOUT, MMA, DOT_F32)
-            acc_b = acc_b * alpha[:, None] + tl.dot(pb, vb)
+            vb = _load_v(v_ptr, v_tok, page_ok, tok_ok, DVA, DVB, DV, stride_vd, V_LAYOUT, VX, MMA, DOT_F32)
+            acc_b = acc_b * alpha[:, None] + tl.dot(pb, vb) * pv_mult
         m_i = m_new
         blk = blk_next
 
-    p_mult = v_mult * _scale_one(vs_ptr, kvh, stride_sh, V_SCALE)
+    p_mult = v_mult * _scale_one(vs_ptr, kvh, stride_vsh, V_SCALE)
     if MMA == 2:
         p_mult = p_mult / FP8_MAX
     dva = tl.arange(0, DVA)

@@ -15,8 +15,11 @@ Headline shape (H200: 132 SMs; batch 32, 1 KV head, 64K context in pages of 64 =
 2 CTAs/SM -> wave 264): P = 8 gives 256 CTAs in one wave, 256/264 = 97% >= 90%, and each CTA
 reads 128 pages. (The old rule, ~4 CTAs per SM, gave 17 partitions = 544 CTAs, a tail of 16.)
 
-``CTAS_PER_SM`` is what the compiled kernel achieves at the headline shape on sm_90a (2, from the
-cubin's register count and shared memory: ``tests/pa/kernel/test_compiled_checks.py`` asserts it).
+``ctas_per_sm`` comes from the compiled kernel itself: the host wrapper compiles the very kernel
+it will launch (``JITFunction.warmup``) and reads its registers and shared memory
+(:func:`perfreport.pa.kernel.tuning.ctas_per_sm`); ``CTAS_PER_SM`` (2, what every path's
+default config compiles to on sm_90a at the headline shape: ``tests/pa/kernel/test_compiled_checks.py``)
+is only the default of a direct call, and what the CPU interpreter uses.
 """
 
 from __future__ import annotations
