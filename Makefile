@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-gpu bench clean
+.PHONY: install demo test test-gpu bench gpu-bundle gpu-dry-run clean
 
 install: $(STAMP)
 
@@ -30,6 +30,22 @@ test-gpu: install
 
 bench: install
 	$(PY) benchmarks/bench_analyze.py
+
+# Wheels of perfreport's runtime dependencies for the GPU machine (CPython 3.12, no registry there):
+# scripts/gpu_checks.sh installs the ones its image lacks from .whl/ (carry it). numpy is the
+# image's own (torch needs that one). Keep the list equal to pyproject's dependencies (tested).
+GPU_WHEELS := "typer>=0.12" "rich>=13" "pandas>=2.0" "openpyxl>=3.1" "orjson>=3.9" "msgspec>=0.18"
+gpu-bundle:
+	rm -rf .whl
+	$(PY) -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
+		--platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+		-d .whl $(GPU_WHEELS)
+	rm -f .whl/numpy-*.whl
+	du -sh .whl
+
+# scripts/gpu_checks.sh without a GPU: the CPU steps run, the GPU steps print SKIP
+gpu-dry-run:
+	GPU_CHECKS_MODE=dry OUT=$${OUT:-/tmp/gpu_checks_dry} PYTHON=$(PY) bash scripts/gpu_checks.sh
 
 clean:
 	rm -rf out bench_out .pytest_cache

@@ -1,51 +1,83 @@
 #!/usr/bin/env bash
-# GPU checks for bench-pa and the Triton paged-attention kernel (issues 5 and 13), in ONE script.
+# GPU checks for bench-pa and the Triton paged-attention kernel (issue 20), in ONE self-sufficient run.
 #
-#   OUT=/some/dir bash scripts/gpu_checks.sh        # from the repository root, on a GPU machine
+#   make gpu-bundle                                  # HERE, once: wheels of analyze's deps into .whl/
+#   OUT=/some/dir bash scripts/gpu_checks.sh         # THERE, from the repository root (carry .whl)
+#   GPU_CHECKS_MODE=dry OUT=/tmp/x bash scripts/gpu_checks.sh   # anywhere: GPU steps marked SKIP
 #
-# Each step runs in its own subshell with `set -euo pipefail` and its own timeout; the script
-# goes on after a failed step, prints "PASS <step> (Ns)" / "FAIL <step> (exit N, Ns)" for every
-# step on stdout at the end, and exits 1 if any step failed. Everything else goes to
-# $OUT/log.txt. Files under $OUT (at most 8, the device tool's limit):
-#   log.txt            device, bandwidth probe, GPU tests, tables, the summary
-#   bench_seed.csv     the seed grid: batch 32, q 4, 16:1 GQA, Dk 192, page 64, contexts 16K and 64K,
-#                      BF16 V128 and V192, FP8 V128; triton vs torch (written row by row: a killed
-#                      step leaves .bench_seed.csv.partial with what it measured)
-#   bench_graph.csv    graph replay at 64K, NHD and 5D-with-vectorized-V layouts
-#   pa_trace.json, trace_rows.json, analyze_trace.csv   one traced launch per case, `perfreport analyze` on it
-#   sweep.csv          num_stages x block_n x partials x partitions (x FP8 MMA path) at 64K
-# Budget: about 7 minutes on an H200 with a cold Triton cache (step timeouts sum to 450 s, under 8 min).
-# Python packages the machine lacks (msgspec, orjson, openpyxl, typer, rich) travel as wheels in
-# .whl/ (see /work/.library/device/README.md); they are installed into /tmp/site when present.
+# No registry access is needed on the GPU machine: the wheels the image lacks are installed from
+# .whl/ into /tmp/site (scripts/gpu_bundle_install.py installs only those whose modules are missing).
+# Steps, each in its own subshell (set -euo pipefail) under its own timeout, in this order:
+#   setup           wheels, imports of every analyze dependency, `perfreport analyze` on a bundled trace
+#   device          GPU, driver, torch / triton versions
+#   bandwidth       measured read-only and copy bandwidth (4 GB), written to bandwidth.json
+#   headline-bf16   bench-pa --graph, B32 q4 16:1 Dk192 Dv128 page 64, 16K and 64K, NHD and 5DV, triton vs torch
+#   headline-fp8    the same with FP8 KV (f16 path, the default)
+#   headline-fp8mma the same with --fp8-mma fp8 (FP8 MMAs)
+#   gpu-tests       pytest -m gpu tests/pa/kernel/test_pa_gpu.py
+#   trace-analyze   one traced launch per case, read back by `perfreport analyze`
+#   sweep           scripts/pa_sweep.py: every path's default first, then num_stages, block_n, ...
+#   table           scripts/pa_gpu_table.py: BF16 % of the measured read bandwidth, FP8/BF16, vs torch
+# Each headline path is its own step, so a failure in one never skips another. Every step prints
+# "PASS|FAIL|SKIP <step> (...)" as it ends (stdout and log.txt); the script exits 1 if any step
+# failed. Steps past the total budget (TOTAL_S, 470 s: under 8 minutes) are SKIPped, except the table.
+# Files under $OUT (at most 8, the device tool's limit): log.txt bandwidth.json headline.csv
+# sweep.csv table.md pa_trace.json trace_rows.json analyze_trace.csv
 set -u
 OUT=${OUT:-$PWD/gpu_out}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 LOG="$OUT/log.txt"
+TOTAL_S=${TOTAL_S:-470}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpu_checks.XXXXXX")
 : > "$LOG"
-if ls .whl/*.whl > /dev/null 2>&1; then
-    "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-        .whl/*.whl >> "$LOG" 2>&1 && export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
-fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
 unset TRITON_INTERPRET
-SUMMARY=()
+if [ -z "${GPU_CHECKS_MODE:-}" ]; then
+    if "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" > /dev/null 2>&1; then
+        GPU_CHECKS_MODE=gpu
+    else
+        GPU_CHECKS_MODE=dry
+    fi
+fi
 FAILED=0
+START=$(date +%s)
 
-# run_step NAME TIMEOUT_S FUNCTION: the function runs in a subshell with errexit/nounset/pipefail
+say() { echo "$*" | tee -a "$LOG"; }
+
+# run_step NAME TIMEOUT_S KIND FUNCTION: KIND "gpu" steps are SKIPped in a dry run
 run_step() {
-    local name=$1 limit=$2 fn=$3 t0 rc
+    local name=$1 limit=$2 kind=$3 fn=$4 t0 rc dt
+    if [ "$kind" = gpu ] && [ "$GPU_CHECKS_MODE" != gpu ]; then
+        say "SKIP $name (no GPU: dry run)"
+        return
+    fi
+    if [ "$name" != table ] && [ $(( $(date +%s) - START + limit )) -gt "$TOTAL_S" ]; then
+        say "SKIP $name (would pass the ${TOTAL_S}s total budget)"
+        return
+    fi
     t0=$(date +%s)
     { echo; echo "== $name ($(date +%T), limit ${limit}s)"; } >> "$LOG"
     ( set -euo pipefail; export STEP_LIMIT=$limit; "$fn" ) >> "$LOG" 2>&1
     rc=$?
-    local dt=$(( $(date +%s) - t0 ))
+    dt=$(( $(date +%s) - t0 ))
     if [ "$rc" -eq 0 ]; then
-        SUMMARY+=("PASS $name (${dt}s)")
+        say "PASS $name (${dt}s)"
     else
-        SUMMARY+=("FAIL $name (exit $rc, ${dt}s)")
+        say "FAIL $name (exit $rc, ${dt}s; see log.txt)"
         FAILED=1
     fi
+}
+
+step_setup() {
+    if ls .whl/*.whl > /dev/null 2>&1; then
+        timeout "$STEP_LIMIT" "$PY" scripts/gpu_bundle_install.py .whl /tmp/site
+    fi
+    export PYTHONPATH="/tmp/site:$PYTHONPATH"
+    timeout "$STEP_LIMIT" "$PY" -c "import typer, rich, pandas, openpyxl, orjson, msgspec, perfreport.cli.app; print('analyze imports: ok')"
+    timeout "$STEP_LIMIT" "$PY" -m perfreport.cli.app analyze fixtures/h100_qwen_0.5b.json.gz \
+        -o "$WORK/analyze_check.xlsx" --quiet
+    test -s "$WORK/analyze_check.xlsx"
 }
 
 step_device() {
@@ -61,70 +93,61 @@ EOF
 }
 
 step_bandwidth() {
-    timeout "$STEP_LIMIT" "$PY" - <<'EOF'
-import torch
-x = torch.ones(2 * 10**9 // 4 * 2, dtype=torch.float32, device="cuda")  # 4.0 GB
-y = torch.empty(10**9 // 4 * 2, dtype=torch.float32, device="cuda")     # 2.0 GB
-def t(fn, n=20):
-    fn(); torch.cuda.synchronize()
-    ts = []
-    for _ in range(n):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); torch.cuda.synchronize()
-        ts.append(s.elapsed_time(e) / 1e3)
-    ts.sort()
-    return ts[len(ts) // 2], ts[0]
-med, best = t(lambda: x.sum())
-print(f"read-only sum 4.0 GB: median {med*1e3:.3f} ms -> {4e9 / med / 1e12:.3f} TB/s (best {4e9 / best / 1e12:.3f})")
-half = x[: y.numel()]
-med, best = t(lambda: y.copy_(half))
-print(f"copy 2.0 GB -> 2.0 GB: median {med*1e3:.3f} ms -> {4e9 / med / 1e12:.3f} TB/s moved (best {4e9 / best / 1e12:.3f})")
-EOF
+    timeout "$STEP_LIMIT" "$PY" scripts/pa_bandwidth.py "$OUT/bandwidth.json"
 }
+
+HEAD=(--context 16k,64k --batch 32 --query-len 4 --q-heads 16 --kv-heads 1 --head-dim 192 --v-head-dim 128
+      --page-size 64 --layout nhd,5dv --graph --backend triton,torch --baseline torch --reps 50 --quiet)
+headline() {  # headline KV FP8_MMA PATH: one bench-pa run, its rows appended to $OUT/headline.csv
+    local csv="$WORK/headline_$3.csv" rc=0
+    timeout "$STEP_LIMIT" "$PY" -m perfreport.cli.app bench-pa "${HEAD[@]}" --kv-dtype "$1" --fp8-mma "$2" \
+        --csv "$csv" || rc=$?
+    [ -f "$csv" ] || csv="$WORK/.headline_$3.csv.partial"  # killed or failed: what it measured
+    [ -f "$csv" ] && "$PY" scripts/pa_gpu_table.py --append "$csv" "$OUT/headline.csv" "$3"
+    return "$rc"
+}
+step_headline_bf16() { headline bf16 f16 bf16; }
+step_headline_fp8() { headline fp8 f16 fp8-f16; }
+step_headline_fp8mma() { headline fp8 fp8 fp8-fp8; }
 
 step_gpu_tests() {
     timeout "$STEP_LIMIT" "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/pa/kernel/test_pa_gpu.py
 }
 
-SEED=(--batch 32 --query-len 4 --q-heads 16 --kv-heads 1 --head-dim 192 --page-size 64)
-step_seed_grid() {
-    # BF16 V128/V192 and FP8 V128, 16K and 64K: two invocations, one CSV (the second appends)
-    timeout $(( STEP_LIMIT / 2 )) "$PY" -m perfreport.cli.app bench-pa --context 16k,64k "${SEED[@]}" \
-        --v-head-dim 128,192 --kv-dtype bf16 --backend triton,torch --baseline torch --csv "$OUT/bench_seed.csv"
-    timeout $(( STEP_LIMIT / 2 )) "$PY" -m perfreport.cli.app bench-pa --context 16k,64k "${SEED[@]}" \
-        --v-head-dim 128 --kv-dtype fp8 --backend triton,torch --baseline torch --csv "$OUT/bench_fp8.csv"
-    tail -n +2 "$OUT/bench_fp8.csv" >> "$OUT/bench_seed.csv" && rm -f "$OUT/bench_fp8.csv"
-}
-
-step_graph() {
-    timeout "$STEP_LIMIT" "$PY" -m perfreport.cli.app bench-pa --context 64k "${SEED[@]}" --v-head-dim 128 \
-        --kv-dtype bf16,fp8 --layout nhd,5dv --graph --backend triton --baseline triton --csv "$OUT/bench_graph.csv"
-}
-
 step_trace() {
-    timeout $(( STEP_LIMIT * 2 / 3 )) "$PY" -m perfreport.cli.app bench-pa --context 64k "${SEED[@]}" \
-        --v-head-dim 128 --kv-dtype bf16,fp8 --backend triton --baseline triton --trace "$OUT/pa_trace.json" \
-        --json --quiet > "$OUT/trace_rows.json"
-    timeout $(( STEP_LIMIT / 3 )) "$PY" -m perfreport.cli.app analyze "$OUT/pa_trace.json" --sheet unified_perf_summary \
-        --format csv --quiet > "$OUT/analyze_trace.csv"
+    timeout $(( STEP_LIMIT * 2 / 3 )) "$PY" -m perfreport.cli.app bench-pa --context 64k --batch 32 --query-len 4 \
+        --q-heads 16 --kv-heads 1 --head-dim 192 --page-size 64 --v-head-dim 128 --kv-dtype bf16,fp8 \
+        --backend triton --baseline triton --trace "$OUT/pa_trace.json" --json --quiet > "$OUT/trace_rows.json"
+    timeout $(( STEP_LIMIT / 3 )) "$PY" -m perfreport.cli.app analyze "$OUT/pa_trace.json" \
+        --sheet unified_perf_summary --format csv --quiet > "$OUT/analyze_trace.csv"
     echo "compare 'roofline median (%)' in analyze_trace.csv with trace_pct_roofline in trace_rows.json"
 }
 
 step_sweep() {
-    timeout "$STEP_LIMIT" "$PY" scripts/pa_sweep.py "$OUT/sweep.csv" --context 65536 --budget-s $(( STEP_LIMIT - 15 ))
+    timeout "$STEP_LIMIT" "$PY" scripts/pa_sweep.py "$OUT/sweep.csv" --context 65536 --budget-s $(( STEP_LIMIT - 10 ))
 }
 
-START=$(date +%s)
-run_step device 30 step_device
-run_step bandwidth 40 step_bandwidth
-run_step gpu-tests 130 step_gpu_tests
-run_step seed-grid 100 step_seed_grid
-run_step graph-5dv 40 step_graph
-run_step trace-analyze 45 step_trace
-run_step sweep 65 step_sweep
-{
-    echo
-    echo "== summary (total $(( $(date +%s) - START ))s)"
-    printf '%s\n' "${SUMMARY[@]}"
-} | tee -a "$LOG"
+step_table() {
+    "$PY" scripts/pa_gpu_table.py --bandwidth "$OUT/bandwidth.json" "$OUT/headline.csv" "$OUT/table.md"
+    cat "$OUT/table.md"
+}
+
+say "gpu_checks: mode $GPU_CHECKS_MODE, total budget ${TOTAL_S}s, out $OUT"
+run_step setup 40 cpu step_setup
+export PYTHONPATH="/tmp/site:$PYTHONPATH"
+run_step device 15 gpu step_device
+run_step bandwidth 30 gpu step_bandwidth
+run_step headline-bf16 75 gpu step_headline_bf16
+run_step headline-fp8 60 gpu step_headline_fp8
+run_step headline-fp8mma 50 gpu step_headline_fp8mma
+run_step gpu-tests 100 gpu step_gpu_tests
+run_step trace-analyze 40 gpu step_trace
+run_step sweep 50 gpu step_sweep
+if [ "$GPU_CHECKS_MODE" = gpu ]; then
+    run_step table 10 cpu step_table
+else
+    say "SKIP table (no GPU: dry run; no rows to tabulate)"
+fi
+say "== total $(( $(date +%s) - START ))s, $( [ $FAILED -eq 0 ] && echo 'all steps passed or skipped' || echo 'SOME STEPS FAILED')"
+rm -rf "$WORK"
 exit "$FAILED"
