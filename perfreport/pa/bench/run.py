@@ -122,7 +122,7 @@ def run_bench(
     import torch
 
     from perfreport.pa.bench import backends as B
-    from perfreport.pa.bench.timing import llc_bytes, time_launch
+    from perfreport.pa.bench.timing import llc_bytes
     from perfreport.pa.kernel.reference import paged_attention_ref
     from perfreport.pa.kernel.cache import build_inputs
 
@@ -227,7 +227,7 @@ def run_bench(
                 res.failed.append(f"{name} at {_label(case)}: {chk.why}")
                 case_rows.append(row)
                 continue
-            t = time_launch(prep.run, reps, on_gpu=on_gpu, flush_bytes=flush, graph=opts.graph and on_gpu)
+            t = _timed(prep.run, reps, on_gpu, flush, opts.graph and on_gpu, row)
             res.clock = t.clock
             row.update(
                 status="ok",
@@ -271,6 +271,25 @@ def run_bench(
         else:
             res.notes.append(f"no trace written: {names[0]} produced no timed launch")
     return res
+
+
+def _timed(run, reps: int, on_gpu: bool, flush: int, graph: bool, row: dict):
+    """time_launch; with --graph, a launch that cannot be captured (a backend that syncs or
+    allocates on the host) is timed without the graph, and its row says so, instead of ending
+    the whole bench."""
+    from perfreport.pa.bench.timing import time_launch
+
+    if graph:
+        try:
+            return time_launch(run, reps, on_gpu=on_gpu, flush_bytes=flush, graph=True)
+        except Exception as exc:
+            import torch
+
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+            why = f"graph capture failed ({_why(exc)}): timed without --graph"
+            row["note"] = (row["note"] + "; " if row["note"] else "") + why
+    return time_launch(run, reps, on_gpu=on_gpu, flush_bytes=flush, graph=False)
 
 
 def _path(backend: str, kv_dtype: str, fp8_mma: str) -> str:
