@@ -179,37 +179,17 @@ def test_seed_shapes_vectorized_5d_v(dv, kv):
     _check(_inputs(16384, dv, kv, layout="5D", v5=True))
 
 
-@pytest.mark.parametrize("mode", ["head", "token"])
+SCALES = [("head", "head", 1.0), ("token", "token", 1.0), ("head", "tensor", 1.0), ("tensor", "token", 1.0)]
+
+
+@pytest.mark.parametrize("k_mode,v_mode,gain", SCALES + [("head", "token", 1000.0)])
 @pytest.mark.parametrize("mma", ["f16", "fp8"])
-def test_fp8_paths_and_scales(mode, mma):
+def test_fp8_paths_and_scales(k_mode, v_mode, gain, mma):
+    """Both FP8 paths with K and V scales of any kind each; per-token V scales above 1 (gain 1000)."""
     from perfreport.pa.kernel.cache import build_inputs
 
     inp = build_inputs(
         [4099, 777, 64],
-        q_len=4,
-        q_heads=16,
-        kv_heads=2,
-        head_dim=192,
-        v_head_dim=128,
-        page_size=64,
-        kv_dtype="fp8",
-        scale_mode=mode,
-        device="cuda",
-        seed=4,
-    )
-    _check(inp, fp8_mma=mma, num_partitions=3)
-
-
-@pytest.mark.parametrize(
-    "k_mode,v_mode,gain", [("head", "tensor", 1.0), ("tensor", "token", 1.0), ("head", "token", 1000.0)]
-)
-@pytest.mark.parametrize("mma", ["f16", "fp8"])
-def test_fp8_independent_k_and_v_scales(k_mode, v_mode, gain, mma):
-    """Any K scale kind with any V kind; per-token V scales above 1 (gain 1000) on the FP8-MMA path."""
-    from perfreport.pa.kernel.cache import build_inputs
-
-    inp = build_inputs(
-        [4099, 777],
         q_len=4,
         q_heads=16,
         kv_heads=2,
@@ -223,7 +203,7 @@ def test_fp8_independent_k_and_v_scales(k_mode, v_mode, gain, mma):
         device="cuda",
         seed=5,
     )
-    _check(inp, fp8_mma=mma, num_partitions=2)
+    _check(inp, fp8_mma=mma, num_partitions=3)
 
 
 @pytest.mark.parametrize("block_n,stages", [(32, 2), (64, 3), (32, 4)])
