@@ -78,7 +78,7 @@ def kv_tile_bytes_per_thread(kw: dict, block_n: int, warps: int) -> float:
 def report(target: str, **kw) -> dict:
     from perfreport.pa.kernel.launch import aot_compile
     from perfreport.pa.kernel.occupancy import from_compiled
-    from perfreport.pa.kernel.tuning import default_config
+    from perfreport.pa.kernel.configs import default_config
 
     main, red = aot_compile(target, **kw)
     occ, rocc = from_compiled(main, target), from_compiled(red, target)

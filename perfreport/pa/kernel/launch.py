@@ -149,7 +149,7 @@ def make_cfg(
 ) -> dict:
     """The kernels' constexprs. ``kv`` "bf16"/"fp8"; ``mma`` "bf16", "f16" or "fp8"."""
     if block_n is None:
-        from perfreport.pa.kernel.tuning import FALLBACK
+        from perfreport.pa.kernel.configs import FALLBACK
 
         block_n = FALLBACK[mma][0]
     rows = q_len * group
@@ -226,7 +226,7 @@ def aot_compile(
     kv_ty = {"bf16": "*bf16", "fp8": "*fp8e4nv", "fp8_fnuz": "*fp8e4b8"}[kv]
     fp8 = kv != "bf16"
     five = layout.upper() == "5D"
-    from perfreport.pa.kernel.tuning import default_config
+    from perfreport.pa.kernel.configs import default_config
 
     d_block_n, d_stages = default_config(target, "fp8" if fp8 else "bf16", fp8_mma if fp8 else "bf16")
     block_n = block_n or d_block_n

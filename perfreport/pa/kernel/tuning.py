@@ -24,32 +24,12 @@ from __future__ import annotations
 import json
 import sys
 
+from perfreport.pa.kernel.configs import DEFAULTS, FALLBACK, default_config, family
+
 INTERPRET_CTAS = 2  # the interpreter has no occupancy; any value plans the same partitions there
-# (family, kv, mma) -> (block_n, num_stages); `python -m perfreport.pa.kernel.tuning` prints it
-DEFAULTS = {
-    ("sm_90", "bf16", "bf16"): (32, 4),  # 134 regs, 107,520 B shared: 2 CTAs (5 stages: 1)
-    ("sm_90", "fp8", "f16"): (64, 4),  # 199 regs (252 in 5DV, token scales), 103,424 B: 2 (5 stages: 1)
-    ("sm_90", "fp8", "fp8"): (64, 4),  # 255 regs no spills, 95,232 B: 2 (5 stages: 1 in 5DV)
-    # gfx9: the previous defaults (3 stages; gfx942 BF16 238 VGPRs, 2 waves/SIMD). The gfx942 search
-    # was cut short on a shared 2-core box: BF16 block_n 32 gave 2 CTAs/CU up to 4 stages (254
-    # VGPRs), 1 at 5; the rest is unsearched (docs/bench-pa.md)
-    ("gfx9", "bf16", "bf16"): (32, 3),
-    ("gfx9", "fp8", "f16"): (64, 3),
-    ("gfx9", "fp8", "fp8"): (32, 3),
-}
-FALLBACK = {"bf16": (32, 3), "f16": (64, 3), "fp8": (32, 3)}  # other targets: the sm_90 depth of 3
 SEARCH = dict(block_n=(32, 64), num_stages=(2, 3, 4, 5))
 HEADLINE = dict(dk=192, dv=128, q_len=4, group=16, page=64)
 _OCC: dict = {}
-
-
-def family(target: str) -> str:
-    """``sm_90a`` -> ``sm_90``; ``gfx942`` / ``gfx950`` -> ``gfx9``; others as they are."""
-    if target.startswith("sm_"):
-        return target[:5]
-    if target.startswith("gfx9"):
-        return "gfx9"
-    return target
 
 
 def device_target(device) -> str:
@@ -63,11 +43,6 @@ def device_target(device) -> str:
     if torch.version.hip:
         return str(getattr(props, "gcnArchName", "gfx")).split(":")[0]
     return f"sm_{props.major}{props.minor}"
-
-
-def default_config(target: str, kv: str, mma: str) -> tuple[int, int]:
-    """(block_n, num_stages) for ``kv`` "bf16"/"fp8" and ``mma`` "bf16"/"f16"/"fp8" on ``target``."""
-    return DEFAULTS.get((family(target), kv, mma), FALLBACK[mma])
 
 
 def ctas_per_sm(args: dict, cfg: dict, num_warps: int, num_stages: int, device, target: str) -> int:
@@ -134,6 +109,18 @@ def search(target: str, kv: str, mma: str, log=lambda r: None) -> tuple[int, int
         if w["spills"] == 0 and w["ctas_per_sm"] >= need:
             return bn, st
     raise RuntimeError(f"no config holds in the 5D layout for {target} {kv} {mma}")
+
+
+__all__ = [
+    "DEFAULTS",
+    "FALLBACK",
+    "INTERPRET_CTAS",
+    "ctas_per_sm",
+    "default_config",
+    "device_target",
+    "family",
+    "search",
+]
 
 
 if __name__ == "__main__":  # pragma: no cover - regenerates DEFAULTS (minutes: 8 compiles per path)
