@@ -1,6 +1,6 @@
 """Error distribution of each kernel path against a float64 reference (sets bench-pa's thresholds).
 
-    PYTHONPATH=. python scripts/pa_error_dist.py [--seeds 4] [--quick]
+    PYTHONPATH=. python scripts/pa_error_dist.py [--seeds 3] [--quick | --shapes 0,2]
 
 Runs the Triton kernel through the interpreter on the CPU (TRITON_INTERPRET=1; the MMA operands
 are rounded to the GPU operand dtypes first, see docs/bench-pa.md) at q_len 4 and 16:1 GQA, for
@@ -47,7 +47,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="one shape only")
+    ap.add_argument("--shapes", default="", help="comma list of indices into SHAPES (default: all)")
     a = ap.parse_args(argv)
+    shapes = QUICK if a.quick else SHAPES
+    if a.shapes:
+        shapes = [SHAPES[int(i)] for i in a.shapes.split(",")]
 
     import torch
 
@@ -58,7 +62,7 @@ def main(argv=None) -> int:
 
     dist: dict[str, list[tuple[float, float]]] = {}
     print(f"{'path':8} {'case':36} {'seed':>4} {'rel L2':>9} {'max/max|ref|':>12}")
-    for path, label, kw, mma, parts in runs(a.seeds, QUICK if a.quick else SHAPES):
+    for path, label, kw, mma, parts in runs(a.seeds, shapes):
         inp = build_inputs(kw.pop("context_lens"), q_len=4, q_heads=16, kv_heads=1, **kw)
         args = (inp.query, inp.key_cache, inp.value_cache, inp.block_tables, inp.context_lens)
         ref = paged_attention_ref(
