@@ -23,6 +23,12 @@ MAX_PREFIX = 64 * MiB  # bytes before "traceEvents": [ (metadata keys written fi
 
 _WS = re.compile(rb"[ \t\r\n]*")
 _TS_KEY = b'"traceEvents"'
+# A top-level JSON array is the Chrome trace "JSON Array Format": the events alone, no metadata.
+# Kineto wrote it until 9c66d1eb (2020-12-02, "Use JSON Object format for chrome trace logger":
+# libkineto/src/output_json.cpp ChromeTraceLogger opened the file with "[" and closed it with "]");
+# PyTorch builds of that time (the TensorBoard plugin's samples of January 2021) carry it. It is
+# read as an object whose traceEvents is that array (ArrayEnvelope.top_array).
+TOP_ARRAY = "JSON Array Format"
 
 
 def mib(n: int) -> str:
@@ -56,8 +62,11 @@ class ArrayEnvelope:
                         self.fail(f"no JSON value in the first {mib(MAX_PREFIX)} (only blanks)")
                     continue
                 c = buf[j]
-                if c == 0x5B:
-                    self.fail("JSON array at top level; expected a Kineto trace object with traceEvents")
+                if c == 0x5B:  # the JSON Array Format: a bare event list (see TOP_ARRAY)
+                    self.top_array = True
+                    del buf[: j + 1]
+                    self.base = j + 1
+                    return b"{"
                 if c != 0x7B:
                     self.fail(
                         f"not JSON: starts with byte {bytes(buf[j : j + 1])!r} at offset {j} "
@@ -113,7 +122,7 @@ class ArrayEnvelope:
             if not buf or not b:
                 self.fail("input is empty" if not buf else "only blanks, no JSON value")
             if b[:1] == b"[":
-                self.fail("JSON array at top level; expected a Kineto trace object with traceEvents")
+                self.fail("the top-level event array is empty" if b == b"[]" else "truncated JSON: a lone '['")
             if b[:1] != b"{":
                 self.fail(f"not JSON: starts with byte {b[:1]!r} (a Kineto trace is a JSON object)")
         self.fail(
@@ -125,6 +134,10 @@ class ArrayEnvelope:
     def decode_meta(self, prefix: bytes, suffix: bytes, end_abs: int) -> dict:
         """The top-level object without its array: ``prefix`` and ``suffix`` joined by an empty
         ``"traceEvents": []`` (``end_abs``: offset of the array's ``]``, for messages)."""
+        if getattr(self, "top_array", False):
+            if suffix.strip():
+                self.fail(f"data after the top-level event array (which ends at byte {end_abs})")
+            suffix = b"}"
         doc = prefix + b'"traceEvents": []' + suffix
         try:
             meta = msgspec.json.decode(doc)

@@ -28,6 +28,7 @@ CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "corpus"
 OLD = CORPUS / "kineto" / "tb_plugin_test_gpu_metrics_input.json.gz"
 OLD_HTA = CORPUS / "hta" / "trace_file_list_inference_rank_1.json.gz"
 MTIA = CORPUS / "hta" / "mtia_inference_rank_0.json.gz"
+ARRAY = CORPUS / "kineto" / "resnet50_num_workers_0_worker0_2d19c634.json.gz"  # tb_plugin sample, Jan 2021
 
 
 def _raw_counts(path: Path) -> Counter:
@@ -87,3 +88,30 @@ def test_mtia_device_events_read_as_gpu_events(path):
     assert any(g.launch_name == "runFunction - job_prep_and_submit_for_execution" for g in linked)
     r = perfreport.analyze(path)
     assert not any("no GPU events" in n for n in r.notes)
+
+
+def test_json_array_format_of_2020_reads_every_event():
+    # pytorch/kineto tb_plugin/samples/resnet50_num_workers_0/worker0.pt.trace.json.gz at eebfef30:
+    # a bare event list (Kineto before 9c66d1eb); main refused it ("JSON array at top level")
+    d = json.loads(gzip.open(ARRAY).read())
+    assert isinstance(d, list)
+    raw = _raw_counts(ARRAY)
+    assert (raw["Kernel"], raw["Memcpy"], raw["Memset"]) == (9538, 12, 377)
+    tree = load_tree(ARRAY)
+    assert len(tree.gpu) == _gpu_in_raw(raw) == 9927
+    assert tree.meta == {}
+    assert sum(1 for g in tree.gpu if g.op is not None) > 9000
+
+
+@pytest.mark.parametrize(
+    "data, needle",
+    [
+        (b"[]", "top-level event array is empty"),
+        (b'[{"ph": "M", "name": "x"}] 1', "data after the top-level event array"),
+    ],
+)
+def test_json_array_format_bad_input(tmp_path, data, needle):
+    p = tmp_path / "t.json"
+    p.write_bytes(data)
+    with pytest.raises(perfreport.BadInput, match=needle):
+        perfreport.analyze(p)
