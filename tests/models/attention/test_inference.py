@@ -347,3 +347,18 @@ def test_rocm_fixture_parent_gets_cache_dtype():
     assert [m.flops() for _, m in rows] == FIXTURE_FLOPS
     assert [m.dtype_KV for _, m in rows] == [BF16] * 2 + [FNUZ] * 2 + [U8] * 2
     assert all(m.compute_spec() == "matrix_bf16" for _, m in rows)
+
+
+def test_uncited_compact_form_gives_no_figure_but_the_cited_form_gives_the_hand_value():
+    # Issue 19: execute_context_1(888_788544)_generation_0(0) was read as 888 new tokens on
+    # 788,544 KV tokens: pairs = 888*788,544 - 888^2/2 = 699,832,800 -> 2*8*(64+64)*pairs =
+    # 1,433,257,574,400 FLOP (1433 GFLOP per call). No code is known to write that form, so
+    # now the row gets no figure and the reason names the arithmetic (788,544 = 888^2).
+    q, kv = [888, 8, 64], [888, 2, 64]
+    dims, types = [q, kv, kv, q], [BF16] * 4
+    with pytest.raises(ModelError, match=r"written by no known code.*788544 = 888\^2"):
+        VllmUnifiedAttention(_op("v", dims, types, "execute_context_1(888_788544)_generation_0(0)"))
+    # The same step in the cited detailed form (one fresh 888-token prefill: sk = 888,
+    # sqsq = sqsk = 888^2): pairs = 788,544 - 394,272 = 394,272; 2*8*128*394,272 = 807,469,056.
+    ann = "execute_888_context_1(sq888sk888sqsq788544sqsk788544)_generation_0(sq0sk0sqsq0sqsk0)"
+    assert VllmUnifiedAttention(_op("v", dims, types, ann)).flops() == 807_469_056
