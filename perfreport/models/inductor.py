@@ -7,12 +7,31 @@ kernel's arguments in order: tensor pointers (``in_ptr*``, ``out_ptr*``, ``in_ou
 then integer sizes, the last ones being ``xnumel`` (and ``r0_numel`` for reductions) as
 ``Scalar`` Concrete Inputs. Which pointer is read and which written is not recorded.
 
+Argument order (pytorch/pytorch torch/_inductor/codegen/common.py ``KernelArgs.python_argdefs``,
+appended to by torch/_inductor/codegen/triton.py ``TritonKernel.codegen_kernel``): in-place buffers
+``in_out_ptr*`` first, then inputs ``in_ptr*``, then outputs ``out_ptr*``, then size variables
+``ks*``, then one ``<prefix>numel`` per range tree (``ynumel, xnumel`` for a tiled pointwise
+kernel, ``xnumel, r0_numel`` for a reduction). The launcher records the values, not the names
+(torch/_inductor/runtime/triton_heuristics.py ``CachingAutotuner.run`` /
+``get_profiler_kwargs``), plus ``kernel_kwargs`` (``"YBLOCK=64,XBLOCK=64"``: one ``*BLOCK`` per
+range tree; a persistent reduction's R block is a constexpr, not passed) and, when Inductor ran
+with ``benchmark_kernel`` or ``profile_bandwidth``, ``kernel_num_gb``.
+
 Pointwise / reduction / persistent-reduction kernels (memory-bound model):
-* bytes = Σ over tensor arguments of ``min(numel, elements the kernel indexes) × bytes per
-  element``: each buffer is read or written once (an ``in_out_ptr`` is read AND written but
-  counted once: a lower bound), capped at ``xnumel`` (pointwise) or ``xnumel·r0_numel``
-  (reductions) elements, since a kernel cannot touch more distinct elements than its index
-  space (a cache of which it gathers some rows counts only the rows indexed).
+* index space = the product of the range trees' numels: the trailing integers, as many as the
+  ``kernel_kwargs`` name blocks (plus one R tree for a persistent reduction); without
+  ``kernel_kwargs``, the longest run of trailing integers whose product fits the largest
+  tensor (a kernel indexes no more elements than its largest buffer holds: the output of a
+  pointwise kernel, the input of a reduction), at least ``xnumel`` (and ``r0_numel``).
+* bytes = ``kernel_num_gb``·1e9 when recorded (Inductor's ``estimate_kernel_num_bytes``: each
+  buffer once, an in-place buffer twice). Otherwise Σ over tensor arguments of
+  ``min(numel, index space) × bytes per element`` (a cache of which it gathers some rows counts
+  only the rows indexed), with a read-and-written ``in_out_ptr`` counted twice. Which pointers
+  are in-place is not recorded; from the order above: when the last tensor cannot be an output
+  (pointwise: numel below the index space; reduction: numel not ``xnumel``), there is no
+  ``out_ptr``, so the first tensor is an ``in_out_ptr``; a single tensor that a kernel with
+  arithmetic reads is one too. The row names that as an assumption, with bounds (the proven
+  in-place buffers … every buffer that could be one read and written).
 * FLOPs: one per indexed element per arithmetic op named in the kernel name (``add``,
   ``mul``, ``exp``, ``rsqrt`` ...; Inductor names a kernel after the aten ops it fused, in
   order, and truncates long names), at least one per reduced element for reductions;
@@ -31,7 +50,7 @@ import re
 
 from perfreport.errors import ModelError
 from perfreport.models.args import Tensor, arg_int, nargs, tensor_opt
-from perfreport.models.base import PerfModel
+from perfreport.models.base import Assumption, PerfModel
 from perfreport.models.dtypes import is_floating, precision_of
 
 _KIND = re.compile(r"triton_(poi|red|per|tem)_(.*?)(_\d+)?$")
@@ -65,16 +84,83 @@ class InductorKernel(PerfModel):
         self.tensors: list[Tensor] = [t for t in (tensor_opt(op, i) for i in range(n)) if t]
         if not self.tensors:
             raise ModelError(f"{op.name}: no tensor arguments recorded (record_shapes off?)")
-        ints = [v for v in (self._int(i) for i in range(n)) if v is not None]
         if self.family == "tem":
             self._gemm()
             return
-        need = 2 if self.family in ("red", "per") else 1
+        ints = self._trailing_ints(n)
+        red = self.family in ("red", "per")
+        need = 2 if red else 1
         if len(ints) < need:
             raise ModelError(f"{op.name}: xnumel{'/r0_numel' if need == 2 else ''} not recorded")
-        self.xnumel = ints[-need]
-        self.rnumel = ints[-1] if need == 2 else 1
+        trees = self._range_trees(red)
+        if trees is not None:
+            if len(ints) < trees:
+                raise ModelError(f"{op.name}: kernel_kwargs name {trees} range trees, {len(ints)} sizes recorded")
+            numels = ints[-trees:]
+        else:  # longest trailing run that fits the largest buffer
+            cap = max(t.numel for t in self.tensors)
+            k = need
+            while k < len(ints) and _prod(ints[-(k + 1) :]) <= cap:
+                k += 1
+            numels = ints[-k:]
+        self.numels = tuple(numels)
+        n_r = max(sum(1 for b in self._blocks() if b.startswith("R")), 1) if red else 0
+        if trees is None:
+            n_r = 1 if red else 0
+        self.rnumel = _prod(numels[len(numels) - n_r :]) if n_r else 1
+        self.xnumel = _prod(numels[: len(numels) - n_r])
         self.index_space = self.xnumel * self.rnumel
+        self._in_out()
+
+    def _blocks(self) -> list[str]:
+        kw = self.op.args.get("kernel_kwargs")
+        if not isinstance(kw, str) or not kw:
+            return []
+        return [k.split("=")[0].strip() for k in kw.split(",") if k.split("=")[0].strip().endswith("BLOCK")]
+
+    def _range_trees(self, red: bool) -> int | None:
+        """Range trees named by ``kernel_kwargs`` (None when not recorded)."""
+        blocks = self._blocks()
+        if not blocks:
+            return None
+        xyz = sum(1 for b in blocks if b[0] in "XYZ")
+        r = sum(1 for b in blocks if b.startswith("R"))
+        return max(xyz, 1) + (max(r, 1) if red else 0)
+
+    def _trailing_ints(self, n: int) -> list[int]:
+        """The integer arguments after the last tensor argument, in order."""
+        last = max((i for i in range(n) if tensor_opt(self.op, i)), default=-1)
+        out = []
+        for i in range(last + 1, n):
+            v = self._int(i)
+            if v is not None:
+                out.append(v)
+        return out
+
+    def _in_out(self) -> None:
+        """In-place buffers: ``proven`` (counted read and written in the point figure) and
+        ``possible`` (the most there can be: a prefix of tensors an output could be)."""
+        ts, space = self.tensors, self.index_space
+        sizes = (space,) if self.family == "poi" else (self.xnumel, space)
+
+        def writable(t: Tensor) -> bool:  # a pointwise store covers the index space (a scatter more)
+            return t.numel >= space if self.family == "poi" else t.numel in sizes
+
+        possible = 0
+        while possible < len(ts) and writable(ts[possible]):
+            possible += 1
+        if len(ts) > 1:
+            proven = 0 if writable(ts[-1]) else 1  # no out_ptr: the writes go to in_out_ptr0
+        else:
+            proven = 1 if (self.ops or self.family != "poi") else 0  # its only buffer is read
+        self.proven = min(proven, possible)
+        self.possible = possible
+        self.num_gb = self.op.args.get("kernel_num_gb")
+
+    def _buffer_bytes(self, k: int) -> float:
+        """Bytes with the first ``k`` tensors read and written."""
+        per = [min(t.numel, self.index_space) * (t.nbytes / t.numel if t.numel else 0) for t in self.tensors]
+        return float(sum(per) + sum(per[:k]))
 
     def _int(self, i: int) -> int | None:
         types = self.op.args.get("Input type") or []
@@ -121,6 +207,8 @@ class InductorKernel(PerfModel):
             "kernel": self.family,
             "xnumel": self.xnumel,
             "rnumel": self.rnumel,
+            "numels": self.numels,
+            "in_out_buffers": self.proven,
             "fused_ops": " ".join(self.ops),
             "tensors": tuple(t.shape for t in self.tensors),
         }
@@ -138,13 +226,36 @@ class InductorKernel(PerfModel):
     def bytes(self) -> float:
         if self.family == "tem":
             return float(sum(t.nbytes for t in self.gemm) + sum(t.nbytes for t in self.bias))
-        return float(sum(min(t.numel, self.index_space) * (t.nbytes / t.numel if t.numel else 0) for t in self.tensors))
+        if isinstance(self.num_gb, (int, float)) and self.num_gb > 0:
+            return float(self.num_gb) * 1e9
+        return self._buffer_bytes(self.proven)
+
+    def assumptions(self) -> list[Assumption]:
+        if self.family == "tem" or (isinstance(self.num_gb, (int, float)) and self.num_gb > 0):
+            return []
+        if self.possible == self.proven:
+            return []
+        return [
+            Assumption(
+                f"buffers read and written (in_out_ptr, not named in the trace): {self.proven} "
+                f"(bounds {self.proven} … {self.possible})",
+                self._buffer_bytes(self.proven),
+                self._buffer_bytes(self.possible),
+            )
+        ]
 
     def precision(self) -> str:
         fl = [precision_of(t.dtype) for t in self.tensors if is_floating(t.dtype)]
         if self.family == "tem":
             return precision_of(self.gemm[0].dtype)
         return max(fl, key=lambda p: _WIDTH.get(p, 0)) if fl else "fp32"
+
+
+def _prod(xs) -> int:
+    out = 1
+    for x in xs:
+        out *= x
+    return out
 
 
 __all__ = ["InductorKernel", "ARITH"]
