@@ -101,6 +101,8 @@ def analyze(
         notes.append(tree.graph_capture_summary)
     if tree.model_config is not None:
         notes.append(f"model config: {tree.model_config.source}")
+        if tree.sharding:
+            notes.append(tree.sharding)
     notes.extend(tree.warnings)
     report = Report(
         source=tree.source,

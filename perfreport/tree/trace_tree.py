@@ -29,6 +29,7 @@ class TraceTree:
       collective's fields (``Collective name``, ``Seq`` ...; see perfreport.multi.collectives)
     * ``model_config``: the :class:`~perfreport.read.model_config.ModelConfig` given with
       ``--model-config`` (None without one); passes read it, models never do
+    * ``sharding``: the tensor-parallel degree the "sharding" pass inferred, as a note line
     """
 
     def __init__(
@@ -54,6 +55,7 @@ class TraceTree:
         self.n_events = 0
         self.graph_capture_summary: str | None = None
         self.model_config = None
+        self.sharding: str | None = None  # passes/sharding.py: the inferred degree, for the notes
         self.gpu_comm_args: dict[int, dict] = {}
         self.steps_note: str = ""  # what --steps kept (perfreport.tree.steps)
 

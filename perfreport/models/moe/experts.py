@@ -172,14 +172,19 @@ def solve_experts(
     return Experts(E1, H, inter, gated, per_expert, fmt, source)
 
 
-def experts_from_config(op, H: int, cfg: dict) -> Experts:
-    """Expert sizes from the ``moe_config`` perf_meta (copied from ``--model-config``)."""
+def experts_from_config(op, H: int, cfg: dict, tp: int = 1) -> Experts:
+    """Expert sizes from the ``moe_config`` perf_meta (copied from ``--model-config``): the
+    config's global intermediate size, ``/ tp`` on a rank of a tensor-parallel run (its
+    experts are sharded by TP: vLLM's ``FusedMoE`` without expert parallelism)."""
     E, inter = cfg.get("num_experts"), cfg.get("intermediate_size")
     fmt = cfg.get("weight_format") or ""
     if not E or not inter:
         raise ModelError(
             f"{op.name}: no expert weights in the trace and the model config lacks num_experts / moe_intermediate_size"
         )
+    if inter % tp:
+        raise ModelError(f"{op.name}: expert intermediate size {inter} does not split over tensor parallelism {tp}")
+    inter //= tp
     if fmt not in FORMAT_BITS:
         raise ModelError(f"{op.name}: expert weight format {fmt!r} unknown (known: {', '.join(sorted(FORMAT_BITS))})")
     bits, scale = FORMAT_BITS[fmt]
@@ -373,7 +378,14 @@ class VllmMoeForward(FusedMoE):
     op does not take come from the "MoE shapes" pass (perf_meta). The router logits give the
     global expert count, the expert weight views the local one (fewer under EP)."""
 
-    needs = ("moe_top_k", "moe_expert_weights", "moe_config")
+    needs = ("moe_top_k", "moe_expert_weights", "moe_config", "sharding")
+    sharding_note = ""
+
+    def assumptions(self) -> list[Assumption]:
+        out = super().assumptions()
+        if self.sharding_note:  # a stated fact of the figure, no range of its own
+            out.append(Assumption(self.sharding_note, self.bytes(), self.bytes()))
+        return out
 
     def _parse(self):
         op = self.op
@@ -409,8 +421,16 @@ class VllmMoeForward(FusedMoE):
                     f"local {self.experts.E} from the expert weight views, global {e_g} from the router logits"
                 )
         elif cfg:
-            self.experts = replace(experts_from_config(op, H, cfg), E=e_g)
+            sh = pm.get("sharding") or {}
+            tp = sh.get("tp") or 1
+            self.experts = replace(experts_from_config(op, H, cfg, tp), E=e_g)
             notes.append(f"local count not visible (no expert weight views): taken = the router logits' {e_g}")
+            if tp > 1:
+                self.sharding_note = (
+                    f"experts sharded by tensor parallelism {tp}: intermediate {cfg['intermediate_size']}/{tp} = "
+                    f"{self.experts.I} per rank ({sh.get('evidence')}; with expert parallelism instead the rank "
+                    f"holds {e_g // tp} whole experts: the same expected bytes under uniform routing)"
+                )
         else:
             raise ModelError(
                 f"{op.name}: expert weights not visible in the trace (no views "
@@ -424,16 +444,5 @@ class VllmMoeForward(FusedMoE):
         self.out_bytes = self.x.nbytes
 
 
-__all__ = [
-    "FusedMoE",
-    "FusedExperts",
-    "VllmMoeForward",
-    "later_tensors",
-    "Experts",
-    "solve_experts",
-    "experts_from_config",
-    "expected_distinct",
-    "distinct_bounds",
-    "MX_BLOCK",
-    "FORMAT_BITS",
-]
+__all__ = ["FusedMoE", "FusedExperts", "VllmMoeForward", "later_tensors", "Experts", "solve_experts"]
+__all__ += ["experts_from_config", "expected_distinct", "distinct_bounds", "MX_BLOCK", "FORMAT_BITS"]
