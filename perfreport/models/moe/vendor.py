@@ -33,6 +33,7 @@ from perfreport.models.dtypes import precision_of
 from perfreport.models.moe.experts import (
     MX_BLOCK,
     MX_SCALE_BYTES,
+    FusedExperts,
     FusedMoE,
     expected_distinct,
     later_tensors,
@@ -42,7 +43,12 @@ from perfreport.models.moe.experts import (
 
 class AiterFmoe(FusedMoE):
     """aiter::fmoe*(out[T,H], input[T,H], gate[E,N1,H], down[E,H,I], sorted_token_ids,
-    sorted_weights, sorted_expert_ids, num_valid_ids, topk, scales...)."""
+    sorted_weights, sorted_expert_ids, num_valid_ids, topk, scales...). The weights hold the
+    local experts; the sorted ids are already local (aiter's ``moe_sorting`` with its
+    ``expert_mask``), so the global count can only come from ``--model-config`` num_experts:
+    above the weights' count it is expert parallelism (models/moe/ep.py: figure with bounds)."""
+
+    needs = ("moe_config",)
 
     def _parse(self):
         op = self.op
@@ -57,10 +63,14 @@ class AiterFmoe(FusedMoE):
         self.experts = solve_experts(op, self.x.shape[-1], w1, w2, extra)
         self.io = [self.x] + [t for t in (tensor_opt(op, i) for i in range(4, 8)) if t] + once
         self.out_bytes = out.nbytes
+        FusedExperts._global_count(self, None)
 
 
 class AiterCkMoeStage(FusedMoE):
-    """aiter::ck_moe_stage1 / ck_moe_stage2: one of the two expert GEMMs (see module doc)."""
+    """aiter::ck_moe_stage1 / ck_moe_stage2: one of the two expert GEMMs (see module doc);
+    expert parallelism from ``--model-config`` num_experts as :class:`AiterFmoe`."""
+
+    needs = ("moe_config",)
 
     def _parse(self):
         op = self.op
@@ -85,17 +95,20 @@ class AiterCkMoeStage(FusedMoE):
         self.x = Tensor((x.shape[0], H), x.dtype)
         self.io = [x] + [t for t in (tensor_opt(op, i) for i in (3, 4, 5)) if t] + once
         self.out_bytes = out.nbytes
+        FusedExperts._global_count(self, None)
 
     def params(self) -> dict:
         p = super().params()
         p["stage"] = self.stage
         return p
 
-    def flops(self) -> float:
+    def _flops_at(self, assignments: float) -> float:
+        """This stage's GEMM for ``assignments`` routed (token, expert) pairs (A = T·k, or the
+        local ones under expert parallelism)."""
         e = self.experts
         n1 = 2 * e.I if e.gated else e.I
         per_token = e.I * e.H if self.stage == 2 else e.H * n1
-        return 2.0 * self.T * self.k * per_token
+        return 2.0 * assignments * per_token
 
 
 class CutlassMoeMm(PerfModel):

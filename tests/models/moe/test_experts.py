@@ -171,3 +171,22 @@ def test_vllm_cutlass_moe_mm(moe_tree):
     assert m.bytes() == pytest.approx(768 + 4608 + 324 + d * 12292)
     (a,) = m.assumptions()
     assert (a.bytes_min, a.bytes_max) == (768 + 4608 + 324 + 12292, 768 + 4608 + 324 + 8 * 12292)
+
+
+def test_aiter_fmoe_and_ck_stages_under_expert_parallelism_from_the_model_config():
+    # The aiter ops take already-local sorted ids: only --model-config can say E_g. Here the
+    # weights hold E_l = 8, the config 32: A = T·k·E_l/E_g = 6·2·8/32 = 3 local assignments.
+    from perfreport.read.model_config import parse_model_config
+
+    cfg = parse_model_config({"hidden_size": 64, "num_experts": 32}, "ep.json")
+    t = load_tree(str(FIX / "serving_moe.json.gz"), model_config=cfg)
+    m = model_for("aiter::fmoe_g1u1")(_one(t, "aiter::fmoe_g1u1"))
+    assert (m.ep, m.E_global, m.experts.E) == (True, 32, 8)
+    assert m.flops() == 2 * 3 * (64 * 192 + 96 * 64) == 110_592  # a quarter of 442,368
+    f_lo, f_hi, _, _ = bounds(m, m.flops(), m.bytes())
+    assert (f_lo, f_hi) == (0, 2 * 12 * 18_432)  # 0 … T·min(k, E_l) = 12 pairs
+    assert "global 32 from the model config" in m.params()["experts_from"]
+    s1 = model_for("aiter::ck_moe_stage1")(_one(t, "aiter::ck_moe_stage1"))
+    s2 = model_for("aiter::ck_moe_stage2")(_one(t, "aiter::ck_moe_stage2"))
+    assert (s1.flops(), s2.flops()) == (2 * 3 * 64 * 192, 2 * 3 * 96 * 64) == (73_728, 36_864)
+    assert bounds(s1, s1.flops(), s1.bytes())[:2] == (0, 2 * 12 * 64 * 192)
