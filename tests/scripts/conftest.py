@@ -1,5 +1,6 @@
-"""Every scripts/capture_*_fixtures.py run once per session into a temporary folder through its
-command line (tests/scripts/run_captures.py: two processes side by side, the stand-in ops a
+"""Every scripts/capture_*_fixtures.py run once per test run into a temporary folder through its
+command line (once for all pytest-xdist workers: the first takes a file lock and captures, the others
+wait for it and read the same folder) (tests/scripts/run_captures.py: two processes side by side, the stand-in ops a
 script registers live in the process's torch op table). Without torch the tests that use
 ``captured`` skip."""
 
@@ -11,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from tests.scripts.kit import ROOT, WRITES
 
@@ -35,9 +37,17 @@ def _run(scripts: list[str], out: Path) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="session")
 def captured(tmp_path_factory) -> Path:
     pytest.importorskip("torch")
-    out = tmp_path_factory.mktemp("captured")
-    with ThreadPoolExecutor(max_workers=len(GROUPS)) as pool:
-        runs = list(pool.map(lambda g: _run(g, out), GROUPS))
-    for group, r in zip(GROUPS, runs):
-        assert r.returncode == 0, f"{', '.join(group)}: {r.stderr[-2000:]}"
+    # the base temp of this run, shared by its xdist workers (each has its own below it)
+    shared = tmp_path_factory.getbasetemp()
+    if shared.name.startswith("popen-gw"):
+        shared = shared.parent
+    out, done, failed = shared / "captured", shared / "captured.done", shared / "captured.failed"
+    with FileLock(str(shared / "captured.lock")):
+        if not done.exists() and not failed.exists():
+            out.mkdir()
+            with ThreadPoolExecutor(max_workers=len(GROUPS)) as pool:
+                runs = list(pool.map(lambda g: _run(g, out), GROUPS))
+            bad = [f"{', '.join(g)}: {r.stderr[-2000:]}" for g, r in zip(GROUPS, runs) if r.returncode != 0]
+            (failed if bad else done).write_text("\n".join(bad))
+    assert not failed.exists(), failed.read_text()
     return out
