@@ -1,4 +1,4 @@
-"""Excel workbook writer (openpyxl write-only mode: constant memory, streamed rows).
+"""Excel workbook writer: the report's layout; the package itself is :mod:`perfreport.writers.xlsx`.
 
 Sheet order: ``unified_perf_summary`` (the roofline table, leading with name, category, time,
 share, roofline %, bound, flags), ``notes`` (GPU spec used, trace facts, coverage, warnings),
@@ -6,7 +6,8 @@ share, roofline %, bound, flags), ``notes`` (GPU spec used, trace facts, coverag
 
 Each sheet: header row and first column frozen, autofilter, numbers stored as numbers with a
 number format whose widest text fits its column (widths are computed from the format actually
-applied, so no cell shows ``###``), a data bar on the roofline % columns. Excel caps
+applied, so no cell shows ``###``), a data bar on the roofline % columns; printed landscape,
+fitted to the page width, the header row (and first column) on every page. Excel caps
 (1,048,576 rows, 32,767 characters per cell) are respected and reported, never silently.
 """
 
@@ -20,24 +21,16 @@ import re
 import sys
 from pathlib import Path
 
-from openpyxl import Workbook
-from openpyxl.cell import WriteOnlyCell
-from openpyxl.formatting.rule import DataBarRule
-from openpyxl.styles import Alignment, Font, PatternFill
-from openpyxl.utils import get_column_letter
-
 from perfreport.errors import BadInput
 from perfreport.writers.atomic import atomic_path
-from perfreport.writers.cells import MAX_CELL, excel_cell, rows, text
+from perfreport.writers.cells import MAX_CELL, excel_text, rows, text
 from perfreport.writers.column_docs import columns_rows
 from perfreport.writers.summary import UNIFIED, WORKBOOK_LEAD, spec_facts
 from perfreport.tables import columns as C
+from perfreport.writers.xlsx import SheetPart, write_package
 
 MAX_ROWS = 1_048_575  # data rows below the header
 MIN_WIDTH, MAX_TEXT_WIDTH = 6, 48
-_HEADER_FONT = Font(bold=True)
-_HEADER_FILL = PatternFill("solid", fgColor="DDEBF7")
-_WRAP = Alignment(wrap_text=True, vertical="top")
 _FMT_RX = re.compile(r"^(#,##)?0(\.(0+))?$")
 DATA_BAR_COLUMNS = (C.ROOFLINE_MEAN_PCT, C.ROOFLINE_MEDIAN_PCT)
 
@@ -94,8 +87,7 @@ def ordered(sheet) -> tuple[list[str], list[int]]:
     return order, [cols.index(c) for c in order]
 
 
-def _write_sheet(
-    wb,
+def sheet_part(
     title: str,
     header: list[str],
     data: list[list],
@@ -104,58 +96,27 @@ def _write_sheet(
     freeze: str = "B2",
     bars=(),
     widths: dict | None = None,
-):
-    ws = wb.create_sheet(title=title[:31])
+) -> SheetPart:
+    """The laid-out sheet: number formats and widths fitted to the first 5,000 rows, data bars,
+    the header row two lines high when a header wraps."""
     sample = data[:5000]
-    fmts = []
+    fmts, ws = [], []
     for i, c in enumerate(header):
         col = [r[i] for r in sample]
         nums = [v for v in col if isinstance(v, (int, float)) and not isinstance(v, bool)]
         f = number_format(formats.get(c), nums) if nums else None
         fmts.append(f)
-        w = (widths or {}).get(c) or column_width(c, col, f)
-        ws.column_dimensions[get_column_letter(i + 1)].width = w
-    ws.freeze_panes = freeze
-    ws.page_setup.orientation = "landscape"  # printing: header row and first column on
-    ws.page_setup.scale = 60
-    ws.print_title_rows = "1:1"  # every page, as frozen on screen
-    if freeze == "B2":
-        ws.print_title_cols = "A:A"
-    if header:
-        last = get_column_letter(len(header))
-        ws.auto_filter.ref = f"A1:{last}{max(1, len(data) + 1)}"
-    if any(len(c) > 14 for c in header):
-        ws.row_dimensions[1].height = 30  # two lines of wrapped header text
-    for c in bars:
-        if c in header and data:
-            letter = get_column_letter(header.index(c) + 1)
-            ws.conditional_formatting.add(
-                f"{letter}2:{letter}{len(data) + 1}",
-                DataBarRule(
-                    start_type="num", start_value=0, end_type="num", end_value=100, color="5B9BD5", showValue=True
-                ),
-            )
-    cells = []
-    for c in header:
-        cell, _ = excel_cell(ws, c)
-        cell.font = _HEADER_FONT
-        cell.fill = _HEADER_FILL
-        cell.alignment = _WRAP
-        cells.append(cell)
-    ws.append(cells)
-    for r in data:
-        out = []
-        for v, f in zip(r, fmts):
-            if isinstance(v, str):  # trace text: a text cell, safe, within limits
-                out.append(excel_cell(ws, v)[0])
-            elif f is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
-                cell = WriteOnlyCell(ws, value=v)
-                cell.number_format = f
-                out.append(cell)
-            else:
-                out.append(v)
-        ws.append(out)
-    return ws
+        ws.append((widths or {}).get(c) or column_width(c, col, f))
+    return SheetPart(
+        title=title[:31],
+        header=header,
+        rows=data,
+        formats=fmts,
+        widths=ws,
+        freeze=freeze,
+        bars=[header.index(c) for c in bars if c in header and data],
+        header_height=30 if any(len(c) > 14 for c in header) else None,  # two lines of wrapped header text
+    )
 
 
 def _clip(data: list[list], name: str, warnings: list[str], cut: dict) -> list[list]:
@@ -204,12 +165,12 @@ def write_workbook(sheets, path: str | Path, notes: list[str] | None = None, *, 
     try:
         try:
             return _write(sheets, path, notes, spec, coverage)
-        except OSError as exc:  # openpyxl spools rows to temporary files: a full disk shows here
-            sys.unraisablehook = _ignore  # its half-written sheets complain when freed
+        except OSError as exc:  # a write outside the atomic temporary (atomic_path reports its own)
+            sys.unraisablehook = _ignore  # a half-written zip member complains when freed
             kept = "; the previous file is unchanged" if Path(path).exists() else ""
             err = BadInput(str(path), f"write failed ({exc.strerror or exc}); nothing written{kept}")
-        except BadInput as exc:  # from atomic_path: its traceback holds the failed save's
-            sys.unraisablehook = _ignore  # open archive, which fails again when freed
+        except BadInput as exc:  # from atomic_path: its traceback holds the failed write's
+            sys.unraisablehook = _ignore  # open zip archive, which fails again when freed
             err = BadInput(exc.source, exc.problem)
         except BaseException:  # an interrupt: the same quiet cleanup, then unwind
             sys.unraisablehook = _ignore
@@ -245,6 +206,10 @@ def _ignore(unraisable) -> None:
     return None
 
 
+def _shown(s: str) -> str:
+    return excel_text(s)[0]
+
+
 def _write(sheets, path, notes, spec, coverage) -> list[str]:
     warnings: list[str] = []
     prepared = []
@@ -259,22 +224,20 @@ def _write(sheets, path, notes, spec, coverage) -> list[str]:
             f"(sheets: {', '.join(cut)}; the CSV output has them whole)"
         )
     prepared.sort(key=lambda p: p[0].name != UNIFIED)  # stable: unified first
-    wb = Workbook(write_only=True)
     first, rest = prepared[:1], prepared[1:]
-    for sh, header, data in first:
-        _write_sheet(wb, sh.name, header, data, sh.formats, bars=DATA_BAR_COLUMNS)
+    parts = [sheet_part(sh.name, header, data, sh.formats, bars=DATA_BAR_COLUMNS) for sh, header, data in first]
     nrows = notes_rows(sheets, notes, spec, coverage) + [["warning", w] for w in warnings]
-    _write_sheet(wb, "notes", ["about", "note"], nrows, {}, freeze="A2", widths={"note": 140})
-    _write_sheet(
-        wb,
-        "columns",
-        ["column", "unit", "formula / meaning", "source", "sheets"],
-        columns_rows(sheets),
-        {},
-        widths={"formula / meaning": 90, "sheets": 60},
+    parts.append(sheet_part("notes", ["about", "note"], nrows, {}, freeze="A2", widths={"note": 140}))
+    parts.append(
+        sheet_part(
+            "columns",
+            ["column", "unit", "formula / meaning", "source", "sheets"],
+            columns_rows(sheets),
+            {},
+            widths={"formula / meaning": 90, "sheets": 60},
+        )
     )
-    for sh, header, data in rest:
-        _write_sheet(wb, sh.name, header, data, sh.formats, bars=DATA_BAR_COLUMNS)
+    parts += [sheet_part(sh.name, header, data, sh.formats, bars=DATA_BAR_COLUMNS) for sh, header, data in rest]
     with atomic_path(path, suffix=".xlsx") as tmp:
-        wb.save(tmp)
+        write_package(tmp, parts, _shown)
     return warnings

@@ -596,13 +596,13 @@ def _big(d: Path, *args) -> Spec:
 
 _SIGNAL_SAVE = """
 import os, signal, sys, time
-import openpyxl.workbook.workbook as wbm
-orig = wbm.Workbook.save
-def save(self, filename):
-    orig(self, filename)                      # the temporary workbook is complete on disk
+import perfreport.writers.excel as excel
+orig = excel.write_package
+def save(path, parts, clean):
+    orig(path, parts, clean)                  # the temporary workbook is complete on disk
     os.kill(os.getpid(), signal.{sig})
     time.sleep(10)
-wbm.Workbook.save = save
+excel.write_package = save
 sys.argv = ["perfreport", *sys.argv[1:]]
 from perfreport.cli.app import main
 main()
