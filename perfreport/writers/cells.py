@@ -36,9 +36,14 @@ def plain(v):
     return v
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
 def rows(sheet):
+    """The sheet's rows as plain values (:func:`plain`); str, int, bool, None and finite floats
+    are taken as they are without a call (``v - v == 0`` is false for NaN and inf)."""
     for rec in sheet.rows:
-        yield [plain(v) for v in rec]
+        yield [v if (t := type(v)) in _PLAIN or (t is float and v - v == 0) else plain(v) for v in rec]
 
 
 def text(s) -> str:

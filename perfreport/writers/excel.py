@@ -55,6 +55,18 @@ def formatted_len(v, fmt: str) -> int:
     return len(f"{v:,.{nd}f}" if m.group(1) else f"{v:.{nd}f}")
 
 
+def _widest(nums: list, fmt: str) -> list:
+    """The numbers whose formatted text may be the longest: under a ``#,##0.000``-family format
+    the text grows with the magnitude (rounding is monotonic), so the largest and the smallest
+    finite value (the most negative one, with its sign) and any non-finite one."""
+    if _FMT_RX.match(fmt) is None:
+        return nums
+    fin = [v for v in nums if math.isfinite(v)]
+    return ([max(fin), min(fin)] if fin else []) + (
+        [v for v in nums if not math.isfinite(v)] if len(fin) < len(nums) else []
+    )
+
+
 def _longest_word(header: str) -> int:
     return max((len(w) for w in header.split()), default=0)
 
@@ -64,14 +76,18 @@ def column_width(header: str, values, fmt: str | None) -> float:
     :data:`MAX_TEXT_WIDTH` characters; the header wraps onto two lines at its spaces."""
     n = 0
     text = False
+    nums = []
     for v in values:
         if v is None:
             continue
         if fmt is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
-            n = max(n, formatted_len(v, fmt))
+            nums.append(v)
         else:
             text = True
             n = max(n, len(str(v)))
+    if nums:
+        n = max(n, max(formatted_len(v, fmt) for v in _widest(nums, fmt)))
+    head = len(header) if len(header) <= 14 else max(_longest_word(header), (len(header) + 1) // 2)
     head = len(header) if len(header) <= 14 else max(_longest_word(header), (len(header) + 1) // 2)
     w = max(n, head, MIN_WIDTH) + 2
     return float(min(w, MAX_TEXT_WIDTH) if text else w)

@@ -17,11 +17,20 @@ from perfreport.writers.cells import csv_field, rows, text
 
 
 def csv_text(sheet) -> str:
+    """The sheet as CSV: text through :func:`csv_field` (once per distinct text), numbers as the
+    csv module writes them (``str``, which for a float is its ``repr``), None as an empty field."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([csv_field(str(c)) for c in sheet.columns])
-    for r in rows(sheet):
-        w.writerow(["" if v is None else (repr(v) if isinstance(v, float) else csv_field(v)) for v in r])
+    memo: dict[str, str] = {}
+
+    def field(v: str) -> str:
+        f = memo.get(v)
+        if f is None:
+            f = memo[v] = csv_field(v)
+        return f
+
+    w.writerows([field(v) if isinstance(v, str) else v for v in r] for r in rows(sheet))
     return buf.getvalue()
 
 
