@@ -5,8 +5,14 @@ time and peak RSS of Report.to_excel (ordering, fitted widths, data bars, column
     python benchmarks/bench_workbook.py [ROWS] [--baseline REV]   # default 100000 rows
 
 ``--baseline REV`` also times ``perfreport/writers/excel.py`` as it was at git revision REV
-(its ``write_workbook(sheets, path, notes)``) on the same sheet. CPU seconds are the process's
-own (``time.process_time``): on a shared machine they, not wall seconds, compare runs.
+(its ``write_workbook(sheets, path, notes)``) on the same sheet: REV before issue 21 is the
+openpyxl write-only writer, run both as installed (pure-Python XML) and, when ``lxml`` can be
+imported, with it (openpyxl picks lxml up by itself). ``--xlsxwriter`` also writes the same
+cells with xlsxwriter's ``constant_memory`` mode (header format, per-column number formats,
+widths, frozen panes, autofilter, data bars), if it can be imported. Put the candidates on the
+path for the run only, e.g. ``pip install --target /tmp/alt lxml xlsxwriter`` and
+``PYTHONPATH=/tmp/alt``. CPU seconds are the process's own (``time.process_time``): on a
+shared machine they, not wall seconds, compare runs.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from perfreport.report import Report  # noqa: E402
 from perfreport.tables.sheet import Sheet  # noqa: E402
 
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+XLSXWRITER = "--xlsxwriter" in sys.argv
 BASE = sys.argv[sys.argv.index("--baseline") + 1] if "--baseline" in sys.argv else None
 if BASE in ARGS:
     ARGS.remove(BASE)
@@ -113,6 +120,56 @@ def baseline_writer(rev: str):
     return mod.write_workbook
 
 
+def xlsxwriter_book(sh: Sheet, out: Path) -> None:
+    """The same sheet through xlsxwriter (constant_memory: rows streamed, each written once)."""
+    import xlsxwriter
+
+    from perfreport.writers.cells import rows as plain_rows
+    from perfreport.writers.excel import column_width, number_format
+
+    wb = xlsxwriter.Workbook(str(out), {"constant_memory": True, "strings_to_formulas": False})
+    ws = wb.add_worksheet(sh.name)
+    head = wb.add_format({"bold": True, "bg_color": "#DDEBF7", "text_wrap": True, "valign": "top"})
+    data = list(plain_rows(sh))
+    fmts = []
+    for i, c in enumerate(sh.columns):
+        col = [r[i] for r in data[:5000]]
+        nums = [v for v in col if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        f = number_format(sh.formats.get(c), nums) if nums else None
+        fmts.append(wb.add_format({"num_format": f}) if f else None)
+        ws.set_column(i, i, column_width(c, col, f))
+    ws.freeze_panes(1, 1)
+    ws.autofilter(0, 0, len(data), len(sh.columns) - 1)
+    ws.set_landscape()
+    ws.fit_to_pages(1, 0)
+    ws.repeat_rows(0)
+    for i, c in enumerate(sh.columns):
+        if c in ("roofline mean (%)", "roofline median (%)"):
+            ws.conditional_format(
+                1,
+                i,
+                len(data),
+                i,
+                {
+                    "type": "data_bar",
+                    "min_type": "num",
+                    "min_value": 0,
+                    "max_type": "num",
+                    "max_value": 100,
+                    "bar_color": "#5B9BD5",
+                },
+            )
+    for j, c in enumerate(sh.columns):
+        ws.write_string(0, j, c, head)
+    for n, r in enumerate(data, 1):
+        for j, v in enumerate(r):
+            if isinstance(v, str):
+                ws.write_string(n, j, v)
+            elif v is not None:
+                ws.write_number(n, j, v, fmts[j])
+    wb.close()
+
+
 def timed(fn):
     w, c = time.perf_counter(), time.process_time()
     fn()
@@ -131,7 +188,16 @@ def main() -> None:
         if BASE:
             old = baseline_writer(BASE)
             w, c = timed(lambda: old([sh], out, ["source: synthetic"]))
-            rows.append((f"write_workbook at {BASE}", w, c, rss_mb(), out.stat().st_size))
+            try:
+                import lxml  # noqa: F401  (openpyxl uses it when it can import it)
+
+                how = "openpyxl with lxml"
+            except ImportError:
+                how = "openpyxl, no lxml"
+            rows.append((f"write_workbook at {BASE} ({how})", w, c, rss_mb(), out.stat().st_size))
+        if XLSXWRITER:
+            w, c = timed(lambda: xlsxwriter_book(sh, out))
+            rows.append(("xlsxwriter constant_memory (same cells and formats)", w, c, rss_mb(), out.stat().st_size))
     print(f"| step ({N:,} rows x {len(sh.columns)} cols) | wall s | CPU s | peak RSS (MB) | file (MB) |")
     print("|---|---|---|---|---|")
     for name, w, c, r, size in rows:
