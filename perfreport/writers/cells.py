@@ -27,12 +27,22 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def plain(v):
+    """A plain Python value: numpy scalars as Python ones, NaN/inf as None, and subclasses of
+    str, int and float as the base type (so writers may test ``type(v) is str``)."""
     if v is None:
         return None
     if isinstance(v, np.generic):
         v = v.item()
     if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
         return None
+    t = type(v)
+    if t is not str and t is not int and t is not float and t is not bool:
+        if isinstance(v, str):
+            return str(v)
+        if isinstance(v, float):
+            return float(v)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return int(v)
     return v
 
 

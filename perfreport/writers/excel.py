@@ -67,6 +67,10 @@ def _widest(nums: list, fmt: str) -> list:
     )
 
 
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def _longest_word(header: str) -> int:
     return max((len(w) for w in header.split()), default=0)
 
@@ -77,17 +81,20 @@ def column_width(header: str, values, fmt: str | None) -> float:
     n = 0
     text = False
     nums = []
+    num_ok = fmt is not None
     for v in values:
         if v is None:
             continue
-        if fmt is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
+        t = type(v)
+        if num_ok and (t is float or t is int or (t is not bool and t is not str and _is_number(v))):
             nums.append(v)
         else:
             text = True
-            n = max(n, len(str(v)))
+            k = len(v) if t is str else len(str(v))
+            if k > n:
+                n = k
     if nums:
         n = max(n, max(formatted_len(v, fmt) for v in _widest(nums, fmt)))
-    head = len(header) if len(header) <= 14 else max(_longest_word(header), (len(header) + 1) // 2)
     head = len(header) if len(header) <= 14 else max(_longest_word(header), (len(header) + 1) // 2)
     w = max(n, head, MIN_WIDTH) + 2
     return float(min(w, MAX_TEXT_WIDTH) if text else w)
@@ -119,7 +126,9 @@ def sheet_part(
     fmts, ws = [], []
     for i, c in enumerate(header):
         col = [r[i] for r in sample]
-        nums = [v for v in col if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        nums = [
+            v for v in col if (t := type(v)) is float or t is int or (t is not str and t is not bool and _is_number(v))
+        ]
         f = number_format(formats.get(c), nums) if nums else None
         fmts.append(f)
         ws.append((widths or {}).get(c) or column_width(c, col, f))
@@ -141,12 +150,12 @@ def _clip(data: list[list], name: str, warnings: list[str], cut: dict) -> list[l
     if len(data) > MAX_ROWS:
         warnings.append(f"{name}: {len(data)} rows; Excel keeps the first {MAX_ROWS} (CSV has all)")
         data = data[:MAX_ROWS]
-    n = sum(
-        1
-        for r in data
-        for v in r  # an escape is at most 6 characters per one
-        if isinstance(v, str) and len(v) > MAX_CELL // 6 and len(text(v)) > MAX_CELL
-    )
+    short = MAX_CELL // 6  # an escape is at most 6 characters per one
+    n = 0
+    for r in data:  # rows() gives exact str (no subclasses), so a type check finds every text
+        for v in r:
+            if type(v) is str and len(v) > short and len(text(v)) > MAX_CELL:
+                n += 1
     if n:
         cut[name] = n
     return data

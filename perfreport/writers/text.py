@@ -30,7 +30,7 @@ def csv_text(sheet) -> str:
             f = memo[v] = csv_field(v)
         return f
 
-    w.writerows([field(v) if isinstance(v, str) else v for v in r] for r in rows(sheet))
+    w.writerows([field(v) if type(v) is str else v for v in r] for r in rows(sheet))  # rows(): exact str
     return buf.getvalue()
 
 

@@ -76,7 +76,8 @@ class Strings:
             i = self.index[s] = len(self.items)
             t = _NOT_XML.sub(lambda m: f"\\u{ord(m.group(0)):04x}", self.clean(s))
             sp = ' xml:space="preserve"' if t[:1].isspace() or t[-1:].isspace() else ""
-            self.items.append(f"<si><t{sp}>{esc(t)}</t></si>")
+            t = t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")  # text: no quotes to escape
+            self.items.append(f"<si><t{sp}>{t}</t></si>")
         return i
 
     def xml(self) -> str:
