@@ -112,7 +112,7 @@ def run_multi(
         err.print(f"wrote the per-rank reports to {per_rank}", highlight=False, soft_wrap=True)
     show = summary if summary is not None else (not quiet and sys.stdout.isatty())
     if show and sheet is None:
-        from perfreport.writers.console import print_summary_multi
+        from perfreport.writers.console_multi import print_summary_multi
 
         print_summary_multi(
             report, Console() if sys.stdout.isatty() else Console(width=180), top=top if top is not None else 15

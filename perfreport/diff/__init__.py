@@ -14,11 +14,16 @@ from perfreport.diff.load import Side, load_side
 
 def diff(a, b, *, arch_a=None, arch_b=None, basis: str = "peak", **analyze_kw):
     """Diff ``a`` against ``b`` (paths of traces, report JSON files or CSV dirs)."""
+    sa = load_side(a, analyze_kw=dict(analyze_kw, arch=arch_a, basis=basis))
+    sb = load_side(b, analyze_kw=dict(analyze_kw, arch=arch_b, basis=basis))
+    return diff_sides(sa, sb)
+
+
+def diff_sides(sa: Side, sb: Side):
+    """The diff :class:`~perfreport.report.Report` of two loaded sides."""
     from perfreport.diff.sheets import build_diff_sheets
     from perfreport.report import Report
 
-    sa = load_side(a, analyze_kw=dict(analyze_kw, arch=arch_a, basis=basis))
-    sb = load_side(b, analyze_kw=dict(analyze_kw, arch=arch_b, basis=basis))
     sheets = build_diff_sheets(sa, sb)
     _, mismatch = compare(sa.context, sb.context)
     notes = mismatch + [f"A: {sa.source} ({sa.kind})", f"B: {sb.source} ({sb.kind})"]
@@ -33,4 +38,4 @@ def diff(a, b, *, arch_a=None, arch_b=None, basis: str = "peak", **analyze_kw):
     )
 
 
-__all__ = ["diff", "regressions", "load_side", "Side"]
+__all__ = ["diff", "diff_sides", "regressions", "load_side", "Side"]

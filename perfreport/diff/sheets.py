@@ -80,7 +80,16 @@ def ops_rows(matches: list[Match]) -> list[dict]:
             vb = b.first(col)
             r[C.side_b(col)] = vb if m.a and m.b and vb != r[col] else ""
         rows.append(r)
-    rows.sort(key=lambda r: (-abs(r[C.DELTA_US]), r[C.NAME], r[C.INPUT_DIMS], r[C.MATCH]))
+    # |delta| first; ties (a self-diff: every delta 0) by time, largest first, not by name
+    rows.sort(
+        key=lambda r: (
+            -abs(r[C.DELTA_US]),
+            -max(r[C.TIME_A_US], r[C.TIME_B_US]),
+            r[C.NAME],
+            r[C.INPUT_DIMS],
+            r[C.MATCH],
+        )
+    )
     total = sum(r[C.DELTA_US] for r in rows)
     for r in rows:
         r[C.SHARE_OF_TOTAL_DELTA_PCT] = 100.0 * r[C.DELTA_US] / total if total else 0.0

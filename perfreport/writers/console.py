@@ -1,265 +1,208 @@
-"""Rich console output: the terminal summary and single-sheet tables.
+"""Console output: the terminal summary of one trace, and single sheets as aligned text.
 
-The summary fits the console it is printed on (tested at 80, 120 and 200 columns): numbers are
-compact (:mod:`perfreport.writers.numfmt`) and never wrap; the op name is the one flexible
-column, shortened in the middle; optional columns (shape, count, rates, category) appear only
-when there is room. Every cell is a :class:`rich.text.Text`, so a ``[...]`` in an op name is
-printed, not read as markup.
+Every table goes through :func:`perfreport.writers.fit_table.fit` (fits 80, 120 and 200
+columns; numbers compact (:mod:`perfreport.writers.numfmt`), whole and on one line; the op
+name the flexible column, shortened in the middle; optional columns dropped by priority).
+The ``flags`` column holds one letter per flag (:data:`FLAG_CODES`), with a legend under the
+table; ``--audit`` prints each flag in full.
 """
 
 from __future__ import annotations
+
+import os
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from perfreport.tables.flags import ABOVE, ASSUMPTION, BIMODAL, HOST_LINK, split_flags, tag_of
 from perfreport.writers import numfmt
-from perfreport.writers.cells import console_text, rows, text
+from perfreport.writers.cells import rows
+from perfreport.writers.fit_table import Col, fit, one_line, shorten_end, shorten_middle
 from perfreport.writers.fix_first_console import fix_first_lines
 from perfreport.writers.summary import coverage_lines, gpu_breakdown, top_rows
-from perfreport.tables import columns as C
 
 ELLIPSIS = "…"
 MIN_NAME = 16
-
-
-def shorten_middle(s: str, width: int) -> str:
-    """``s`` cut to ``width`` characters by dropping its middle: the head names the op or
-    kernel family, the tail its variant (tile sizes, dtype suffixes)."""
-    s = " ".join(text(s).split())  # control characters escaped, whitespace folded
-    if len(s) <= width:
-        return s
-    if width <= 1:
-        return s[:width]
-    keep = width - 1
-    head = (keep + 1) // 2
-    return s[:head] + ELLIPSIS + s[len(s) - (keep - head) :]
-
-
-def shorten_end(s: str, width: int) -> str:
-    s = " ".join(text(s).split())
-    return s if len(s) <= width else s[: max(0, width - 1)] + ELLIPSIS
+FLAG_CODES = {ABOVE: "R", BIMODAL: "B", ASSUMPTION: "A", HOST_LINK: "H"}  # one letter per flag tag
 
 
 def compact_shape(s: str) -> str:
     """``(16, 559, 1024), (16, 559, 1), (), ()`` -> ``(16,559,1024),(16,559,1)``: no spaces,
     no trailing scalar ``()`` entries."""
-    s = " ".join(text(s).split()).replace(", ", ",")
+    s = one_line(s).replace(", ", ",")
     while s.endswith(",()"):
         s = s[:-3]
     return s
 
 
-def _fmt(v) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return f"{v:,.3f}"
-    s = text(v)
-    return s if len(s) <= 90 else s[:87] + "..."
+def flag_codes(cell) -> str:
+    """``above roofline: ... | assumption: ...`` -> ``R A`` (``?`` for a tag without a code)."""
+    return " ".join(dict.fromkeys(FLAG_CODES.get(tag_of(f), "?") for f in split_flags(cell)))
 
 
-def sheet_table(sheet, max_rows: int | None = None, columns: list[str] | None = None) -> Table:
-    """One sheet as a rich table (``--format table``): numbers in full, never wrapped; text
-    columns fold."""
-    if columns is None:
-        idx = list(range(len(sheet.columns)))
-    else:
-        idx = [sheet.columns.index(c) for c in columns if c in sheet.columns]
-    t = Table(title=sheet.name, show_lines=False, header_style="bold")
+def flag_legend(cells) -> str | None:
+    """The legend of the flag codes used in ``cells`` (flags cells), or None if there are none."""
+    used = {tag_of(f) for c in cells for f in split_flags(c)}
+    if not used:
+        return None
+    parts = [f"{code} {tag}" for tag, code in FLAG_CODES.items() if tag in used]
+    parts += [f"? {tag}" for tag in sorted(used - set(FLAG_CODES))]
+    return "flags: " + ", ".join(parts) + " (each in full: --audit)"
+
+
+def sheet_view(sheet, width: int, *, columns: list[str] | None = None, top: int | None = None, title=True):
+    """One sheet laid out for ``width`` columns (``--format table``, the multi-rank summary):
+    numbers in full (``1,234.567``), text columns shortened in the middle, the columns at the
+    right dropped first when the sheet is too wide (:attr:`Fitted.dropped` names them)."""
+    names = [str(c) for c in sheet.columns]
+    idx = list(range(len(names))) if columns is None else [names.index(c) for c in columns if c in names]
     data = list(rows(sheet))
-    for i in idx:
-        numeric = any(isinstance(r[i], (int, float)) and not isinstance(r[i], bool) for r in data[:50])
-        t.add_column(
-            str(sheet.columns[i]),
-            justify="right" if numeric else "left",
-            overflow="ellipsis" if numeric else "fold",
-            no_wrap=numeric,
-        )
-    for n, r in enumerate(data):
-        if max_rows is not None and n >= max_rows:
-            break
-        t.add_row(*[Text(_fmt(r[i])) for i in idx])
-    return t
+    if top is not None:
+        data = data[: max(0, top)]
+    cols = []
+    for pos, i in enumerate(idx):
+        numeric = any(isinstance(r[i], (int, float)) and not isinstance(r[i], bool) for r in data[:200])
+        pref = 28 if pos == 0 else 12
+        cols.append(Col(names[i], key=str(i), num=numeric, drop=pos if pos else 0, flex=not numeric, min=10, pref=pref))
+    recs = [{str(i): r[i] for i in idx} for r in data]
+    return fit(recs, cols, width, title=sheet.name if title else None)
 
 
-def table_text(sheet, min_width: int = 80) -> str:
-    """``--format table``: the sheet as aligned text as wide as it needs (at least
-    ``min_width``), so no number is folded or cut, whatever the terminal."""
-    import io
+def table_text(sheet, width: int | None = None) -> str:
+    """``--format table``: the sheet as aligned text at ``width`` columns (default: the
+    terminal's, else ``$COLUMNS``, else 200), the columns that do not fit named under it."""
+    if width is None:
+        width = _text_width()
+    f = sheet_view(sheet, width)
+    out = f.text()
+    if f.dropped:
+        import textwrap
 
-    t = sheet_table(sheet)
-    need = Console(width=100_000, file=_Null()).measure(t).maximum
-    buf = io.StringIO()
-    Console(file=buf, width=max(min_width, need), color_system=None).print(t)
-    return buf.getvalue()
-
-
-# (key, header, min console width to show it, formatter) in the order shown; name is separate
-_COLUMNS = [
-    ("shape", "shape", 100, None),
-    ("category", "category", 160, None),
-    ("count", "count", 120, numfmt.count),
-    ("time", "time", 0, numfmt.time_us),
-    ("share", "share", 0, numfmt.pct),
-    ("roofline", "roofline", 0, numfmt.pct),
-    ("bound", "bound", 0, None),
-    ("tflops", "TFLOP/s", 120, numfmt.number),
-    ("tbps", "TB/s", 120, numfmt.number),
-    ("flags", "flags", 100, None),
-]
-_NUMERIC = {"count", "time", "share", "roofline", "tflops", "tbps"}
-DROP_ORDER = ["category", "count", "tbps", "tflops", "shape", "flags"]  # first goes first
+        note = f"not shown at {width} columns: {', '.join(f.dropped)} (all columns: --format csv or tsv)"
+        out += "\n".join(textwrap.wrap(note, max(20, width), break_long_words=False, subsequent_indent="  ")) + "\n"
+    return out
 
 
-def ops_table(report, width: int, top: int = 15) -> Table | None:
-    """The top ``top`` rows of ``unified_perf_summary`` laid out for ``width`` columns."""
+def _text_width() -> int:
+    import shutil
+    import sys
+
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    try:
+        return max(40, int(os.environ.get("COLUMNS", "")))
+    except ValueError:
+        return 200
+
+
+def ops_table(report, width: int, top: int = 15):
+    """The top ``top`` rows of ``unified_perf_summary`` laid out for ``width`` columns, and
+    the flags legend (None when no row has a flag)."""
     data = top_rows(report, top)
     if not data:
-        return None
-    shown = [c for c in _COLUMNS if width >= c[2] and any(r.get(c[0]) not in (None, "") for r in data)]
-    shape_w = 22 if width < 140 else 30 if width < 190 else 40
-    cells = []
-    for r in data:
-        row = {}
-        for key, _, _, f in shown:
-            v = r.get(key)
-            if f is not None:
-                row[key] = f(v)
-            else:
-                row[key] = "" if v is None else " ".join(str(v).split())
-        row["shape"] = shorten_end(compact_shape(row.get("shape", "")), shape_w)
-        row["category"] = shorten_end(row.get("category", ""), 24)
-        row["flags"] = shorten_end(row.get("flags", ""), 24)
-        cells.append(row)
-
-    def build(name_w: int) -> Table:
-        t = Table(
-            box=box.SIMPLE_HEAD,
-            show_edge=False,
-            pad_edge=False,
-            header_style="bold",
-            title="top ops by GPU time (unified_perf_summary)",
-            title_justify="left",
-        )
-        t.add_column("name", no_wrap=True, overflow="ellipsis", min_width=min(name_w, MIN_NAME), max_width=name_w)
-        for key, head, _, _ in shown:
-            w = max(len(head), max(len(c[key]) for c in cells))
-            t.add_column(
-                head,
-                justify="right" if key in _NUMERIC else "left",
-                no_wrap=True,
-                overflow="ellipsis",
-                min_width=w,
-                max_width=w,
-            )
-        for r, c in zip(data, cells):
-            t.add_row(Text(shorten_middle(str(r["name"]), name_w)), *[Text(c[k]) for k, *_ in shown])
-        return t
-
-    longest = max(len(" ".join(text(r["name"]).split())) for r in data)
-    cap = 80 if width >= 190 else 60
-    pref = min(longest, 28 if width < 100 else 36 if width < 190 else 48)  # shrink the name below this only when
-    console = Console(width=10_000, file=_Null())  # no optional column is left to drop
-    name_w = min(longest, cap)
-    while True:
-        t = build(name_w)
-        need = console.measure(t).maximum
-        if need <= width:
-            return t
-        optional = [c for c in shown if c[2] > 0]
-        floor = pref if optional else MIN_NAME
-        if name_w - (need - width) >= floor:
-            name_w -= need - width
-            continue
-        if not optional:
-            if name_w > MIN_NAME:
-                name_w = MIN_NAME
-                continue
-            return t  # narrower than the essentials: rich crops
-        shown.remove(min(optional, key=lambda c: DROP_ORDER.index(c[0])))
-        name_w = min(longest, cap)
+        return None, None
+    pref = 28 if width < 100 else 36 if width < 190 else 48  # the name shrinks below this only when
+    cols = [  # no optional column is left to drop
+        Col("name", flex=True, min=MIN_NAME, pref=pref, max=80 if width >= 190 else 60),
+        Col("shape", flex=True, cut="items", min=12, pref=16, max=40, drop=2),
+        Col("category", drop=6, flex=True, cut="end", min=10, max=24),
+        Col("count", num=True, drop=5),
+        Col("time", num=True),
+        Col("share", num=True),
+        Col("roofline", num=True),
+        Col("bound"),
+        Col("TFLOP/s", key="tflops", num=True, drop=3),
+        Col("TB/s", key="tbps", num=True, drop=4),
+        Col("flags"),
+    ]
+    fmts = {"count": numfmt.count, "time": numfmt.time_us, "share": numfmt.pct, "roofline": numfmt.pct}
+    fmts.update(tflops=numfmt.number, tbps=numfmt.number, shape=compact_shape, flags=flag_codes)
+    cells = [{c.k: (fmts[c.k](r.get(c.k)) if c.k in fmts else r.get(c.k)) for c in cols} for r in data]
+    t = fit(cells, cols, width, title="top ops by GPU time (unified_perf_summary)")
+    return t, flag_legend(r.get("flags") for r in data)
 
 
-def timeline_table(report) -> Table | None:
-    """One line per GPU: total, busy, computation, exposed comm, exposed memcpy, idle."""
+def timeline_table(report, width: int = 200):
+    """One line per GPU: total, computation, exposed comm, exposed memcpy, idle (time, share)."""
     devs = gpu_breakdown(report)
     if not devs:
         return None
-    t = Table(
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        header_style="bold",
-        title="GPU timeline",
-        title_justify="left",
-    )
-    t.add_column("GPU", no_wrap=True)
     heads = [
-        ("total", "total"),
         ("computation", "compute"),
         ("exposed comm", "exp. comm"),
         ("exposed memcpy", "exp. memcpy"),
         ("idle", "idle"),
     ]
-    for _, h in heads:
-        t.add_column(h, justify="right", no_wrap=True)
+    cols = [Col("GPU", flex=True, min=6), Col("total", num=True)] + [Col(h, key=k, num=True) for k, h in heads]
+    recs = []
     for dev, d in devs:
         total = d.get("total") or 0.0
-        cells = [Text(text(dev))]
+        rec = {"GPU": dev, "total": numfmt.time_us((d.get("total") or 0.0) * 1000.0) if "total" in d else ""}
         for key, _ in heads:
             ms = d.get(key)
             if ms is None:
-                cells.append(Text(""))
                 continue
             s = numfmt.time_us(ms * 1000.0)
-            if key != "total" and total:
-                s += f" {numfmt.pct(100.0 * ms / total):>5}"
-            cells.append(Text(s))
-        t.add_row(*cells)
-    return t
+            rec[key] = s + (f" {numfmt.pct(100.0 * ms / total):>5}" if total else "")
+        recs.append(rec)
+    return fit(recs, cols, width, title="GPU timeline")
 
 
 def print_summary(report, console: Console, *, top: int = 15, header: str | None = None) -> None:
     """The terminal summary of a :class:`~perfreport.report.Report`: source and GPU spec, the
-    GPU timeline, the top ``top`` ops by GPU time, the coverage line, then the notes."""
+    GPU timeline, the top ``top`` ops by GPU time with the flags legend, the coverage lines,
+    then the notes (each line whole, or shortened at its end to the console width)."""
     width = console.width
     head = header if header is not None else f"{report.source} — {report.arch_msg}"
-    console.print(Text(text(head), style="bold"))
+    print_line(console, head, width, style="bold")
     first = fix_first_lines(report, width)
     for line in first:
         console.print(line)
     if first:
         console.print()
-    tl = timeline_table(report)
+    tl = timeline_table(report, width)
     if tl is not None:
         console.print(tl)
         console.print()
-    ops = ops_table(report, width, top)
+    ops, legend = ops_table(report, width, top)
     if ops is not None:
         console.print(ops)
+        if legend:
+            print_line(console, legend, width, style="dim")
         console.print()
-    cov = coverage_lines(report)
-    for i, line in enumerate(cov):  # the headline whole, the details one line each
-        console.print(Text(text(line) if i == 0 else shorten_end(line, max(20, width - 1))))
+    print_notes(console, coverage_lines(report), [n for s in report.sheets for n in s.notes], width)
+
+
+def print_line(console: Console, line: str, width: int, style: str | None = None, wrap: bool = False) -> None:
+    """One line of text: escaped, never read as markup; wrapped at word boundaries when
+    ``wrap``, else shortened at its end to ``width``."""
+    t = one_line(line)
+    if wrap:
+        import textwrap
+
+        for part in textwrap.wrap(
+            t, width=max(20, width - 1), subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
+        ) or [""]:
+            console.print(Text(part, style=style or "", no_wrap=True, overflow="ignore"))
+        return
+    console.print(Text(shorten_end(t, max(20, width - 1)), style=style or "", no_wrap=True, overflow="ignore"))
+
+
+def print_notes(console: Console, cov: list[str], notes, width: int) -> None:
+    """The coverage headlines whole (wrapped at words; one per rank in a merged report), the
+    details (long lists of names) one line each, then the notes (dim, wrapped), each once."""
+    for i, line in enumerate(cov):
+        print_line(console, line, width, wrap=i == 0 or line.startswith("coverage of "))
     seen = set(cov)
-    for s in report.sheets:
-        for n in s.notes:
-            if n not in seen:
-                seen.add(n)
-                console.print(Text(text(n), style="dim"))
+    for n in notes:
+        if n not in seen:
+            seen.add(n)
+            print_line(console, n, width, style="dim", wrap=True)
 
 
-class _Null:
-    def write(self, s):
-        return len(s)
-
-    def flush(self):
-        pass
-
-
-def archs_table(specs) -> Table:
+def archs_table(specs):
     """``perfreport archs``: one column per GPU, one row per figure (memory bandwidth, then the
     dense peaks, matrix before vector), so the table stays narrow (about 10 columns per GPU)
     however many precisions the specs list; the GPU names are in the caption."""
@@ -283,64 +226,19 @@ def archs_table(specs) -> Table:
     return t
 
 
-def print_summary_multi(report, console: Console, top: int = 15) -> None:
-    """A merged multi-rank report on a terminal: ranks, the top ops by rank, collectives, the
-    coverage statement (all ranks, then each), the notes."""
-    console.print(f"[bold]{console_text(report.source)}[/bold] — {console_text(report.arch_msg)}", highlight=False)
-    console.print(
-        sheet_table(
-            report.sheet("ranks"),
-            None,
-            [
-                C.RANK,
-                C.RANK_FROM,
-                C.TRACE,
-                C.KERNEL_TIME_US,
-                C.MODELLED_PCT,
-                C.BUSY_MS,
-                C.EXPOSED_COMM_MS,
-                C.IDLE_MS,
-                C.COLLECTIVE_CALLS,
-            ],
-        )
-    )
-    console.print(
-        sheet_table(
-            report.sheet("ops_by_rank"),
-            top,
-            [
-                C.NAME,
-                C.INPUT_DIMS,
-                C.TIME_MIN_US,
-                C.TIME_MEDIAN_US,
-                C.TIME_MAX_US,
-                C.SLOWEST_RANK,
-                C.MAX_PER_MEDIAN,
-            ],
-        )
-    )
-    if "collectives" in report.sheet_names:
-        console.print(
-            sheet_table(
-                report.sheet("collectives"),
-                top,
-                [
-                    C.PROCESS_GROUP,
-                    C.SEQ,
-                    C.COLLECTIVE,
-                    C.MESSAGE_SIZE_B,
-                    C.START_SKEW_US,
-                    C.STRAGGLER_RANK,
-                    C.TRANSFER_TIME_US,
-                    C.ALGBW_GB_PER_S,
-                    C.BUSBW_GB_PER_S,
-                    C.BUSBW_OF_LINK_PCT,
-                ],
-            )
-        )
-    cov = coverage_lines(report)  # all ranks, then one line per rank
-    for i, line in enumerate(cov):
-        console.print(Text(text(line) if i == 0 else shorten_end(line, max(20, console.width - 1))))
-    for n in report.notes:
-        if n not in cov:
-            console.print(f"[dim]{console_text(n)}[/dim]", highlight=False)
+__all__ = [
+    "FLAG_CODES",
+    "archs_table",
+    "compact_shape",
+    "flag_codes",
+    "flag_legend",
+    "ops_table",
+    "print_line",
+    "print_notes",
+    "print_summary",
+    "sheet_view",
+    "shorten_end",
+    "shorten_middle",
+    "table_text",
+    "timeline_table",
+]

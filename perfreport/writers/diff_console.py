@@ -1,22 +1,19 @@
-"""``perfreport diff`` on a terminal: the rows gained or lost, laid out for the console width.
+"""``perfreport diff`` on a terminal: the totals, the rows gained or lost, the GPU timelines.
 
-Same conventions as the analyze summary (:mod:`perfreport.writers.console`): compact numbers
-that never wrap, the op name as the one flexible column shortened in the middle, the shape
-column only when there is room.
+Same conventions as the analyze summary (:mod:`perfreport.writers.console`): every table goes
+through :func:`perfreport.writers.fit_table.fit`, so numbers are compact and whole, the op name
+is the flexible column shortened in the middle, and optional columns go first when the console
+is narrow. The shape stays whenever two rows shown share a name (four ``aten::bmm`` rows must
+not look the same). The header names each side and its GPU.
 """
 
 from __future__ import annotations
 
-import io
-
-from rich import box
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from perfreport.writers import numfmt
-from perfreport.writers.console import MIN_NAME, compact_shape, console_text, sheet_table, shorten_end, shorten_middle
-from perfreport.tables import columns as C
+from perfreport.writers.console import MIN_NAME, compact_shape, print_line, print_notes
+from perfreport.writers.fit_table import Col, fit
 
 _STATUS = {"name+shapes+dtypes": "same shape", "name+category": "same name", "kernel name": "same kernels"}
 
@@ -31,112 +28,119 @@ def _speedup(v) -> str:
 
 
 def _roofline(r) -> str:
-    a, b = numfmt.pct(r.get(C.ROOFLINE_MEAN_A_PCT)), numfmt.pct(r.get(C.ROOFLINE_MEAN_B_PCT))
+    a, b = numfmt.pct(r.get("roofline mean A (%)")), numfmt.pct(r.get("roofline mean B (%)"))
     return f"{a or '-'}→{b or '-'}" if a or b else ""
 
 
-def diff_timeline_table(report) -> Table:
-    """``diff_gpu_timeline``: per device pair and time type, A and B side by side."""
-    t = Table(
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        header_style="bold",
-        title="GPU timeline, A vs B (diff_gpu_timeline)",
-        title_justify="left",
-    )
-    for head in ("GPU A/B", "type", "time A", "time B", "delta", "A/B", "share A", "share B"):
-        t.add_column(head, justify="left" if head in ("GPU A/B", "type") else "right", no_wrap=True)
-    for r in report.sheet("diff_gpu_timeline").records():
-        ms = lambda k: numfmt.time_us(r[k] * 1e3) if r.get(k) is not None else ""  # noqa: E731
-        t.add_row(
-            *[
-                Text(x)
-                for x in (
-                    f"{r['device A']}/{r['device B']}",
-                    str(r[C.TYPE]),
-                    ms(C.TIME_A_MS),
-                    ms(C.TIME_B_MS),
-                    _delta(r[C.DELTA_MS] * 1e3) if r.get(C.DELTA_MS) is not None else "",
-                    _speedup(r.get(C.SPEEDUP_A_PER_B)),
-                    numfmt.pct(r.get(C.PERCENT_OF_TOTAL_A_PCT)),
-                    numfmt.pct(r.get(C.PERCENT_OF_TOTAL_B_PCT)),
-                )
-            ]
-        )
-    return t
-
-
-def diff_ops_table(report, width: int, top: int = 10) -> Table:
-    """The first ``top`` rows of ``diff_ops`` (sorted by |delta|) in ``width`` columns."""
-    data = report.sheet("diff_ops").records()[:top]
+def diff_summary_table(report, width: int = 200):
+    """``diff_summary``: total GPU kernel time and the time per match rule, A and B."""
     cols = [
-        ("match", "match", lambda r: _STATUS.get(r[C.MATCH], r[C.MATCH]), 0),
-        ("shape", "shape", lambda r: shorten_end(compact_shape(r.get(C.INPUT_DIMS) or ""), 22), 110),
-        ("time A", "time A", lambda r: numfmt.time_us(r.get(C.TIME_A_US)), 0),
-        ("time B", "time B", lambda r: numfmt.time_us(r.get(C.TIME_B_US)), 0),
-        ("delta", "delta", lambda r: _delta(r.get(C.DELTA_US)), 0),
-        ("speedup", "A/B", lambda r: _speedup(r.get(C.SPEEDUP_A_PER_B)), 0),
-        ("roofline", "roofline A→B", _roofline, 96),
+        Col("metric", flex=True, min=16),
+        Col("A", num=True),
+        Col("B", num=True),
+        Col("delta", num=True),
+        Col("A/B", num=True),
+        Col("rows", num=True),
     ]
-    shown = [c for c in cols if width >= c[3]]
-    longest = max([len(str(r[C.NAME])) for r in data] + [4])
-    measure = Console(width=10_000, file=io.StringIO())
-    name_w = min(longest, 60)
-    while True:
-        t = _build(data, shown, name_w)
-        need = measure.measure(t).maximum
-        if need <= width:
-            return t
-        optional = [c for c in shown if c[3] > 0]
-        if name_w - (need - width) >= (28 if optional else MIN_NAME):
-            name_w -= need - width
-            continue
-        if not optional:
-            return _build(data, shown, MIN_NAME)
-        shown.remove(optional[0])  # shape first, then the roofline columns
-        name_w = min(longest, 60)
+    recs = [
+        {
+            "metric": r["metric"].replace(" (µs)", ""),
+            "A": numfmt.time_us(r["A"]),
+            "B": numfmt.time_us(r["B"]),
+            "delta": _delta(r["delta"]),
+            "A/B": _speedup(r["speedup (A/B)"]),
+            "rows": numfmt.count(r["rows"]),
+        }
+        for r in report.sheet("diff_summary").records()
+    ]
+    return fit(recs, cols, width, title="totals, A vs B (diff_summary)")
 
 
-def _build(data, shown, name_w: int) -> Table:
-    cells = [{k: f(r) for k, _, f, _ in shown} for r in data]
-    t = Table(
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        header_style="bold",
-        title="rows by time gained or lost (diff_ops)",
-        title_justify="left",
-    )
-    t.add_column("name", no_wrap=True, overflow="ellipsis", min_width=name_w, max_width=name_w)
-    for k, head, _, _ in shown:
-        w = max([len(head)] + [len(c[k]) for c in cells])
-        t.add_column(
-            head,
-            justify="left" if k in ("match", "shape") else "right",
-            no_wrap=True,
-            overflow="ellipsis",
-            min_width=w,
-            max_width=w,
+def diff_timeline_table(report, width: int = 200):
+    """``diff_gpu_timeline``: per device pair and time type, A and B side by side."""
+    cols = [Col("GPU A/B", flex=True, min=7), Col("type", flex=True, min=8, cut="end")]
+    cols += [Col(h, num=True, drop=d) for h, d in (("time A", 0), ("time B", 0), ("delta", 0), ("A/B", 0))]
+    cols += [Col("share A", num=True, drop=2), Col("share B", num=True, drop=1)]
+    recs = []
+    for r in report.sheet("diff_gpu_timeline").records():
+        ms = lambda k: numfmt.time_us(r[k] * 1e3) if r.get(k) is not None else ""  # noqa: E731, B023
+        recs.append(
+            {
+                "GPU A/B": f"{r['device A']}/{r['device B']}",
+                "type": r["type"],
+                "time A": ms("time A (ms)"),
+                "time B": ms("time B (ms)"),
+                "delta": _delta(r["delta (ms)"] * 1e3) if r.get("delta (ms)") is not None else "",
+                "A/B": _speedup(r.get("speedup (A/B)")),
+                "share A": numfmt.pct(r.get("percent of total A (%)")),
+                "share B": numfmt.pct(r.get("percent of total B (%)")),
+            }
         )
-    for r, c in zip(data, cells):
-        t.add_row(Text(shorten_middle(str(r[C.NAME]), name_w)), *[Text(c[k]) for k, *_ in shown])
-    return t
+    return fit(recs, cols, width, title="GPU timeline, A vs B (diff_gpu_timeline)")
+
+
+def diff_ops_table(report, width: int, top: int = 10):
+    """The first ``top`` rows of ``diff_ops`` (by |delta|, then time) in ``width`` columns."""
+    data = report.sheet("diff_ops").records()[:top]
+    names = [r["name"] for r in data]
+    twins = len(set(names)) < len(names)  # two rows of one name: the shape tells them apart
+    cols = [
+        Col("name", flex=True, min=MIN_NAME, pref=28, max=60),
+        Col("match", flex=True, min=8, cut="end", drop=1),
+        Col("shape", flex=True, cut="items", min=12, pref=14, max=30, drop=0 if twins else 3),
+        Col("time A", num=True),
+        Col("time B", num=True),
+        Col("delta", num=True),
+        Col("A/B", num=True),
+        Col("roofline A→B", key="roofline", num=True, drop=2),
+    ]
+    recs = [
+        {
+            "name": r["name"],
+            "match": _STATUS.get(r["match"], r["match"]),
+            "shape": compact_shape(r.get("input dims") or ""),
+            "time A": numfmt.time_us(r.get("time A (µs)")),
+            "time B": numfmt.time_us(r.get("time B (µs)")),
+            "delta": _delta(r.get("delta (µs)")),
+            "A/B": _speedup(r.get("speedup (A/B)")),
+            "roofline": _roofline(r),
+        }
+        for r in data
+    ]
+    return fit(recs, cols, width, title="rows by time gained or lost (diff_ops)")
+
+
+def sides(report) -> list[str]:
+    """``A: <source> (<kind>) — GPU spec: …`` and the same for B."""
+    out = []
+    notes = report.sheet("diff_summary").notes
+    for side in ("A", "B"):
+        src = next((n for n in notes if n.startswith(f"{side}: ")), f"{side}: ?")
+        gpu = [n[len(side) + 1 :] for n in report.notes if n.startswith(f"{side} GPU spec")]
+        out.append(src + (f" — {gpu[0]}" if gpu else " — GPU spec: not recorded"))
+    return out
 
 
 def print_diff_summary(report, console: Console, top: int = 10) -> None:
-    """``perfreport diff`` on a terminal: the totals, the top rows gained or lost, timelines."""
-    console.print(f"[bold]{console_text(report.source)}[/bold]", highlight=False)
+    """``perfreport diff`` on a terminal: the sides and their GPUs, the totals, the top rows
+    gained or lost, the timelines, the notes."""
+    width = console.width
+    print_line(console, report.source, width, style="bold")
     if "diff_context" in report.sheet_names:
         for n in report.sheet("diff_context").notes:
             if n.startswith("A and B differ") or n.startswith("the times and speedups"):
-                console.print(f"[bold yellow]{console_text(n)}[/bold yellow]", highlight=False)
-    console.print(sheet_table(report.sheet("diff_summary")))
-    console.print(diff_ops_table(report, console.width, top))
+                print_line(console, n, width, style="bold yellow", wrap=True)
+    for line in sides(report):
+        print_line(console, line, width, wrap=True)
+    console.print(diff_summary_table(report, width))
+    console.print()
+    console.print(diff_ops_table(report, width, top))
     if report.sheet("diff_gpu_timeline").rows:
-        console.print(diff_timeline_table(report))
-    for n in report.sheet("diff_summary").notes:
-        console.print(f"[dim]{console_text(n)}[/dim]", highlight=False)
+        console.print()
+        console.print(diff_timeline_table(report, width))
+    console.print()
+    shown = set(sides(report)) | {n for n in report.sheet("diff_summary").notes if n[:3] in ("A: ", "B: ")}
+    print_notes(console, [], [n for n in report.sheet("diff_summary").notes if n not in shown], width)
 
 
-__all__ = ["diff_ops_table", "diff_timeline_table", "print_diff_summary"]
+__all__ = ["diff_ops_table", "diff_summary_table", "diff_timeline_table", "print_diff_summary", "sides"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import os
 import subprocess
 import sys
 
@@ -139,9 +140,14 @@ def test_format_table_never_folds_a_number():
         ],
         capture_output=True,
         text=True,
+        env={k: v for k, v in os.environ.items() if k != "COLUMNS"},
     )
     assert r.returncode == 0, r.stderr
-    body = [line for line in r.stdout.splitlines() if line.startswith("│")]
+    lines = r.stdout.splitlines()
+    assert all(len(line) <= 200 for line in lines)  # a pipe without $COLUMNS: 200 columns
+    rule = next(i for i, line in enumerate(lines) if set(line) == {"─"})
+    body = lines[rule + 1 :]
+    body = body[: next((i for i, line in enumerate(body) if line.startswith("not shown at ")), len(body))]
     csv_rows = subprocess.run(
         [
             sys.executable,

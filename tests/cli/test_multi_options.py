@@ -61,7 +61,7 @@ def test_audit_lists_flags_per_rank(tmp_path):
     i0, i1 = out.index(f"rank 0 ({paths[0]}):"), out.index(f"rank 1 ({paths[1]}):")
     assert out[i0 + 1].startswith("  flags: none")
     rank1 = "\n".join(out[i1 + 1 :])
-    assert "above roofline: 1 row(s)" in rank1 and "aten::mm ((64, 64), (64, 64)) x1" in rank1
+    assert "above roofline: 1 row(s)" in rank1 and "aten::mm [64×64, 64×64] x1" in rank1
     assert "fit in the 50 MiB last-level cache" in rank1
     assert any(x.startswith("coverage of rank 1's ") for x in out[1:i0])
 

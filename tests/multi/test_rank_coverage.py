@@ -13,7 +13,7 @@ from rich.console import Console
 
 import perfreport
 from perfreport.multi import analyze_ranks
-from perfreport.writers.console import print_summary_multi
+from perfreport.writers.console_multi import print_summary_multi
 from perfreport.writers.text import json_text
 
 from rank_fragments import write_fragments
