@@ -16,11 +16,12 @@ def diff(a, b, *, arch_a=None, arch_b=None, basis: str = "peak", **analyze_kw):
     """Diff ``a`` against ``b`` (paths of traces, report JSON files or CSV dirs)."""
     sa = load_side(a, analyze_kw=dict(analyze_kw, arch=arch_a, basis=basis))
     sb = load_side(b, analyze_kw=dict(analyze_kw, arch=arch_b, basis=basis))
-    return diff_sides(sa, sb)
+    return diff_sides(sa, sb, inputs=[str(a), str(b)])
 
 
-def diff_sides(sa: Side, sb: Side):
-    """The diff :class:`~perfreport.report.Report` of two loaded sides."""
+def diff_sides(sa: Side, sb: Side, inputs=None):
+    """The diff :class:`~perfreport.report.Report` of two loaded sides (``inputs``: the paths
+    given, default the sides' sources)."""
     from perfreport.diff.sheets import build_diff_sheets
     from perfreport.report import Report
 
@@ -34,7 +35,7 @@ def diff_sides(sa: Side, sb: Side):
         notes=notes,
         arch_msg="",
         has_gpu=True,
-        inputs=[str(a), str(b)],
+        inputs=list(inputs) if inputs is not None else [sa.source, sb.source],
     )
 
 

@@ -12,6 +12,8 @@ Plain lines (no table), so each flag's detail is printed whole, wrapped at word 
 
 from __future__ import annotations
 
+from perfreport.tables import columns as C
+
 import textwrap
 
 from rich.console import Console
@@ -59,7 +61,7 @@ def flag_lines(notes: list[str], records: list[dict], count: int, *, top: int = 
         group = [r for r in records if r["flag"] == tag]
         out.append(f"{tag}, by GPU time affected:")
         for r in group[:top]:
-            shape = shape_text(r.get("input dims"))
+            shape = shape_text(r.get(C.INPUT_DIMS))
             out.append(
                 f"  {r['time affected (µs)']:>12,.1f} µs {r['percent of total (%)']:5.1f}%  "
                 f"{shorten_middle(str(r['name']), NAME_WIDTH)}{f' [{shape}]' if shape else ''} x{_count(r['count'])}"

@@ -7,6 +7,8 @@ whole, names and shapes shortened in the middle, optional columns dropped by pri
 
 from __future__ import annotations
 
+from perfreport.tables import columns as C
+
 from rich.console import Console
 
 from perfreport.writers import numfmt
@@ -19,35 +21,35 @@ _B = lambda v: numfmt.number(v) if isinstance(v, (int, float)) else ""  # noqa: 
 # (sheet column, header, formatter, drop, flex)
 RANKS = [
     ("rank", "rank", str, 0, False),
-    ("rank from", "from", None, 4, False),
+    (C.RANK_FROM, "from", None, 4, False),
     ("trace", "trace", None, 6, True),
-    ("kernel time (µs)", "kernels", numfmt.time_us, 0, False),
-    ("modelled (%)", "modelled", numfmt.pct, 0, False),
-    ("busy (ms)", "busy", _MS, 0, False),
-    ("exposed comm (ms)", "exp. comm", _MS, 0, False),
-    ("idle (ms)", "idle", _MS, 0, False),
-    ("collective calls", "coll.", numfmt.count, 5, False),
+    (C.KERNEL_TIME_US, "kernels", numfmt.time_us, 0, False),
+    (C.MODELLED_PCT, "modelled", numfmt.pct, 0, False),
+    (C.BUSY_MS, "busy", _MS, 0, False),
+    (C.EXPOSED_COMM_MS, "exp. comm", _MS, 0, False),
+    (C.IDLE_MS, "idle", _MS, 0, False),
+    (C.COLLECTIVE_CALLS, "coll.", numfmt.count, 5, False),
 ]
 OPS = [
     ("name", "name", None, 0, True),
-    ("input dims", "shape", compact_shape, 3, True),
-    ("time min (µs)", "min", numfmt.time_us, 0, False),
-    ("time median (µs)", "median", numfmt.time_us, 0, False),
-    ("time max (µs)", "max", numfmt.time_us, 0, False),
-    ("slowest rank", "slowest", str, 0, False),
-    ("max / median", "max/med", lambda v: f"{v:.2f}" if isinstance(v, (int, float)) else "", 0, False),
+    (C.INPUT_DIMS, "shape", compact_shape, 3, True),
+    (C.TIME_MIN_US, "min", numfmt.time_us, 0, False),
+    (C.TIME_MEDIAN_US, "median", numfmt.time_us, 0, False),
+    (C.TIME_MAX_US, "max", numfmt.time_us, 0, False),
+    (C.SLOWEST_RANK, "slowest", str, 0, False),
+    (C.MAX_PER_MEDIAN, "max/med", lambda v: f"{v:.2f}" if isinstance(v, (int, float)) else "", 0, False),
 ]
 COLLECTIVES = [
-    ("process group", "group", None, 0, True),
+    (C.PROCESS_GROUP, "group", None, 0, True),
     ("seq", "seq", str, 0, False),
     ("collective", "collective", None, 0, True),
-    ("message size (B)", "size B", _B, 0, False),
-    ("start skew (µs)", "skew", numfmt.time_us, 0, False),
-    ("straggler rank", "straggler", str, 2, False),
-    ("transfer time (µs)", "transfer", numfmt.time_us, 0, False),
-    ("algbw (GB/s)", "algbw GB/s", numfmt.number, 3, False),
-    ("busbw (GB/s)", "busbw GB/s", numfmt.number, 0, False),
-    ("busbw of link (%)", "of link", numfmt.pct, 1, False),
+    (C.MESSAGE_SIZE_B, "size B", _B, 0, False),
+    (C.START_SKEW_US, "skew", numfmt.time_us, 0, False),
+    (C.STRAGGLER_RANK, "straggler", str, 2, False),
+    (C.TRANSFER_TIME_US, "transfer", numfmt.time_us, 0, False),
+    (C.ALGBW_GB_PER_S, "algbw GB/s", numfmt.number, 3, False),
+    (C.BUSBW_GB_PER_S, "busbw GB/s", numfmt.number, 0, False),
+    (C.BUSBW_OF_LINK_PCT, "of link", numfmt.pct, 1, False),
 ]
 
 
@@ -56,8 +58,8 @@ def _view(sheet, spec, width: int, top: int | None, title: str):
     cols = []
     for key, head, _, drop, flex in spec:
         if key in sheet.columns:
-            mn = MIN_NAME if key == "name" else 12 if key in ("trace", "input dims") else len(head)
-            cut = "items" if key == "input dims" else "middle"
+            mn = MIN_NAME if key == "name" else 12 if key in ("trace", C.INPUT_DIMS) else len(head)
+            cut = "items" if key == C.INPUT_DIMS else "middle"
             cols.append(Col(head, key=key, num=not flex and head != "from", drop=drop, flex=flex, min=mn, cut=cut))
     fmt = {key: f for key, _, f, _, _ in spec}
     cells = [
@@ -78,7 +80,9 @@ def print_summary_multi(report, console: Console, top: int = 15) -> None:
         console.print()
         console.print(_view(report.sheet("collectives"), COLLECTIVES, width, top, "collectives"))
     console.print()
-    print_notes(console, [str(x) for x in report.coverage.lines()] if report.coverage else [], report.notes, width)
+    prov = getattr(report, "provenance", {}) or {}  # version, command, checksums: in the files, not here
+    notes = [n for n in report.notes if n.split(": ", 1)[0] not in prov]
+    print_notes(console, [str(x) for x in report.coverage.lines()] if report.coverage else [], notes, width)
 
 
 __all__ = ["print_summary_multi"]

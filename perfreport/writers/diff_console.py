@@ -9,6 +9,8 @@ not look the same). The header names each side and its GPU.
 
 from __future__ import annotations
 
+from perfreport.tables import columns as C
+
 from rich.console import Console
 
 from perfreport.writers import numfmt
@@ -28,7 +30,7 @@ def _speedup(v) -> str:
 
 
 def _roofline(r) -> str:
-    a, b = numfmt.pct(r.get("roofline mean A (%)")), numfmt.pct(r.get("roofline mean B (%)"))
+    a, b = numfmt.pct(r.get(C.ROOFLINE_MEAN_A_PCT)), numfmt.pct(r.get(C.ROOFLINE_MEAN_B_PCT))
     return f"{a or '-'}→{b or '-'}" if a or b else ""
 
 
@@ -48,7 +50,7 @@ def diff_summary_table(report, width: int = 200):
             "A": numfmt.time_us(r["A"]),
             "B": numfmt.time_us(r["B"]),
             "delta": _delta(r["delta"]),
-            "A/B": _speedup(r["speedup (A/B)"]),
+            "A/B": _speedup(r[C.SPEEDUP_A_PER_B]),
             "rows": numfmt.count(r["rows"]),
         }
         for r in report.sheet("diff_summary").records()
@@ -68,12 +70,12 @@ def diff_timeline_table(report, width: int = 200):
             {
                 "GPU A/B": f"{r['device A']}/{r['device B']}",
                 "type": r["type"],
-                "time A": ms("time A (ms)"),
-                "time B": ms("time B (ms)"),
-                "delta": _delta(r["delta (ms)"] * 1e3) if r.get("delta (ms)") is not None else "",
-                "A/B": _speedup(r.get("speedup (A/B)")),
-                "share A": numfmt.pct(r.get("percent of total A (%)")),
-                "share B": numfmt.pct(r.get("percent of total B (%)")),
+                "time A": ms(C.TIME_A_MS),
+                "time B": ms(C.TIME_B_MS),
+                "delta": _delta(r[C.DELTA_MS] * 1e3) if r.get(C.DELTA_MS) is not None else "",
+                "A/B": _speedup(r.get(C.SPEEDUP_A_PER_B)),
+                "share A": numfmt.pct(r.get(C.PERCENT_OF_TOTAL_A_PCT)),
+                "share B": numfmt.pct(r.get(C.PERCENT_OF_TOTAL_B_PCT)),
             }
         )
     return fit(recs, cols, width, title="GPU timeline, A vs B (diff_gpu_timeline)")
@@ -98,11 +100,11 @@ def diff_ops_table(report, width: int, top: int = 10):
         {
             "name": r["name"],
             "match": _STATUS.get(r["match"], r["match"]),
-            "shape": compact_shape(r.get("input dims") or ""),
-            "time A": numfmt.time_us(r.get("time A (µs)")),
-            "time B": numfmt.time_us(r.get("time B (µs)")),
-            "delta": _delta(r.get("delta (µs)")),
-            "A/B": _speedup(r.get("speedup (A/B)")),
+            "shape": compact_shape(r.get(C.INPUT_DIMS) or ""),
+            "time A": numfmt.time_us(r.get(C.TIME_A_US)),
+            "time B": numfmt.time_us(r.get(C.TIME_B_US)),
+            "delta": _delta(r.get(C.DELTA_US)),
+            "A/B": _speedup(r.get(C.SPEEDUP_A_PER_B)),
             "roofline": _roofline(r),
         }
         for r in data
