@@ -23,7 +23,7 @@ class Report:
       GPU time is modelled, and why not the rest); its lines are also in ``notes``.
 
     The writers refuse (:class:`~perfreport.errors.BadInput`) to replace a file the report was
-    read from: ``source``, ``inputs``, and a merged report's per-rank traces (issue 22).
+    read from: ``source``, ``inputs``, and a merged report's per-rank traces.
     """
 
     source: str

@@ -188,7 +188,7 @@ def analyze(
     if basis not in ("peak", "achievable"):
         _err(f"--basis must be peak or achievable, not {basis!r}")
         raise typer.Exit(EXIT_BAD)
-    # output targets (and that none is an input) are checked before any work: issue 10
+    # output targets (and that none is an input) are checked before any work
     xlsx = output if output is not None else (None if sheet is not None else default_output(trace))
     if with_html and xlsx is None and html is None:
         _err("--with-html needs a workbook (-o FILE, or no --sheet); use --html FILE")
@@ -259,7 +259,7 @@ def analyze(
         from perfreport.writers.console import print_summary
 
         print_summary(report, out_console, top=top if top is not None else 15)
-    # -- self-audit (issue 9): --audit section, --min-coverage gate -------------------------
+    # -- self-audit: --audit section, --min-coverage gate -------------------------
     if audit:
         from perfreport.writers.audit import print_audit
 

@@ -1,4 +1,4 @@
-"""Numeric options, checked before any work (issue 22): finite, in range, one line naming the option.
+"""Numeric options, checked before any work: finite, in range, one line naming the option.
 
 A gate must not be disarmed by its value: ``--min-coverage nan`` compares false with every
 coverage, so it could never fire; ``inf``, negative and > 100 values are refused the same way.

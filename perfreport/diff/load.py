@@ -6,7 +6,7 @@ and a ``--csv-dir`` directory (``unified_perf_summary.csv``, optionally ``gpu_ti
 Anything else is read as a Kineto trace. A report is recognised by its first JSON key, so a
 trace is never parsed twice.
 
-Reports are read within limits (issue 22), each breach one :class:`BadInput` line: a workbook's
+Reports are read within limits, each breach one :class:`BadInput` line: a workbook's
 members may inflate to :data:`MAX_MEMBER_BYTES` each and :data:`MAX_INFLATED_BYTES` in all (the
 sizes its zip directory declares; zipfile stops at them), a report JSON to
 :data:`MAX_INFLATED_BYTES`, a sheet may hold :data:`MAX_ROWS` rows and a workbook cell 32,767

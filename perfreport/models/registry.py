@@ -98,7 +98,7 @@ def load_user_models(path: str | Path) -> None:
 # finds any op's model in this one file.
 # ---------------------------------------------------------------------------------
 def _install() -> None:
-    # == GEMM / attention / elementwise / norms / conv / reduce / rope (issue 3) ==
+    # == GEMM / attention / elementwise / norms / conv / reduce / rope ==
     # Composite ops that launch no kernel of their own are deliberately NOT modelled:
     # aten::linear / aten::matmul (-> addmm / mm / bmm), aten::scaled_dot_product_attention
     # (-> _scaled_dot_product_*_attention), aten::contiguous / clone (-> copy_). The op
@@ -258,7 +258,7 @@ def _install() -> None:
     ):
         CATEGORY_PATTERNS.append((re.compile(rx), cat))
 
-    # == inference attention (issue 4) ==
+    # == inference attention ==
     # _rocm_C::paged_attention has no model: its parent carries it (KCache_dtype pass).
     from perfreport.models.attention import inference as ia
 
@@ -305,7 +305,7 @@ def _install() -> None:
     put(fmla.FlashMlaDecode, "_flashmla_C::fwd_kvcache_mla", "_flashmla_C::dense_decode_fwd")
     put(fmla.FlashMlaDecodeFp8, "_flashmla_extension_C::fwd_kvcache_mla_fp8")
 
-    # == mixture of experts (issue 8): moe.py, moe_routing.py ==
+    # == mixture of experts: models/moe/ ==
     from perfreport.models.moe import experts as moe
     from perfreport.models.moe import routing as mr
     from perfreport.models.moe import vendor as mv
@@ -344,7 +344,7 @@ def _install() -> None:
         "aiter::moe_align_block_size",
         "aiter::moe_sorting_fwd",
     )
-    # == KV-cache writes, quantization, Inductor kernels, pooling/resampling (issue 8) ==
+    # == KV-cache writes, quantization, Inductor kernels, pooling/resampling ==
     from perfreport.models import inductor, kv_cache, pooling, quant
 
     put(

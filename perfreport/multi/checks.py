@@ -1,4 +1,4 @@
-"""Plausibility checks of a multi-rank run (issue 22): what a user must be told, not merged silently.
+"""Plausibility checks of a multi-rank run: what a user must be told, not merged silently.
 
 * a ``distributedInfo.rank`` below 0, at or above the trace's ``world_size``, or above
   :data:`MAX_RANK` is not used (the file name or the position gives the rank) and is named;

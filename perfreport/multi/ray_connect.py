@@ -1,4 +1,4 @@
-"""``--ray-address``: checked and reached within a time limit before Ray is asked (issue 22).
+"""``--ray-address``: checked and reached within a time limit before Ray is asked.
 
 ``ray.init(address=...)`` retries an unreachable head until it is killed and raises a
 traceback-worthy ``ValueError`` on a malformed address. Here the address must be ``auto``,

@@ -19,7 +19,7 @@ lists them with the code's own definition of every number):
 
 A form registered without a source is *unknown*: it is still recognised as a step boundary
 (so its ops are not attributed to an outer step), but none of its numbers are read; every
-statistic is None and ``missing`` says why (issue 19: ``execute_context_1(888_788544)...``
+statistic is None and ``missing`` says why (e.g. ``execute_context_1(888_788544)...``
 was read as 888 tokens on 788,544 KV tokens and gave 1784% of roofline).
 
 Adding an engine's format is one :func:`register_format` call with its source, in

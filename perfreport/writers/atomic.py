@@ -5,7 +5,7 @@ removes the temporary file and leaves the previous file at the target as it was;
 error becomes one :class:`~perfreport.errors.BadInput` line. The data is flushed to disk
 (``fsync``) before the rename, so "disk full" shows up here and not later.
 
-Inside :func:`transaction` (issue 22) the renames wait: every file of the run is written under
+Inside :func:`transaction` the renames wait: every file of the run is written under
 its temporary name, and all are renamed together when the ``with`` block ends without an
 error; an error or an interrupt (SIGINT, SIGTERM) removes every temporary of the run instead,
 those of :func:`staging_dir` (files written by worker processes) included, so no output of a

@@ -83,7 +83,7 @@ TABLE = [
 ]
 
 # the page's one script is allowed by its hash, not by 'unsafe-inline': any other inline script
-# (say, markup that slipped through escaping) does not run (issue 22)
+# (say, markup that slipped through escaping) does not run
 SCRIPT_HASH = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
 CSP = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{SCRIPT_HASH}'"
 

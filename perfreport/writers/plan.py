@@ -1,4 +1,4 @@
-"""The output plan of one command: every path it will write, checked before any work (issue 22).
+"""The output plan of one command: every path it will write, checked before any work.
 
 An :class:`OutputPlan` lists the files a run writes (workbook, HTML page, JSON, each per-rank
 workbook, bench-pa's CSV and its ``.partial`` file, a trace) and the directories it fills
