@@ -26,15 +26,53 @@ The trace gives sums only, so :func:`window_group` returns the point value and b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 from perfreport.errors import ModelError
 from perfreport.stats.iteration_formats import STAT_KEYS
 
 
-def chunk_stats(op) -> dict[str, Any]:
-    """The eight statistics (ints), ``c_reqs``/``g_reqs`` and ``estimated`` of the op's step.
+@dataclass(frozen=True)
+class GroupStats:
+    """One group's sums (module doc): requests (None: the format does not say), sq, sk, sqsq,
+    sqsk, and ``estimated``: {statistic without its group prefix: (low, high)} for the ones that
+    are point estimates."""
+
+    sq: int
+    sk: int
+    sqsq: int
+    sqsk: int
+    reqs: int | None
+    estimated: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ChunkStats:
+    """The chunk statistics of one step: the prefill ("c") and decode ("g") groups."""
+
+    prefill: GroupStats
+    decode: GroupStats
+    annotation: str = ""
+
+    @property
+    def estimated(self) -> dict:
+        """{``c_sqsq``-style key: (low, high)} of every estimated statistic."""
+        return {f"{p}_{k}": v for p, g in (("c", self.prefill), ("g", self.decode)) for k, v in g.estimated.items()}
+
+    def by_key(self) -> dict[str, int]:
+        """The eight statistics under their :data:`STAT_KEYS` names, in that order."""
+        return {f"{p}_{k}": getattr(g, k) for p, g in (("c", self.prefill), ("g", self.decode)) for k in _SUMS}
+
+    def decode_only(self) -> "ChunkStats":
+        """The statistics with the prefill sums zeroed (a decode kernel does not run them)."""
+        return replace(self, prefill=replace(self.prefill, sq=0, sk=0, sqsq=0, sqsk=0))
+
+
+_SUMS = ("sq", "sk", "sqsq", "sqsk")
+
+
+def chunk_stats(op) -> ChunkStats:
+    """The :class:`ChunkStats` of the op's step, from ``perf_meta["iteration"]``.
 
     Raises :class:`ModelError` with the reason when no annotation contains the op or its
     format lacks statistics (e.g. vLLM native: no sk).
@@ -45,14 +83,19 @@ def chunk_stats(op) -> dict[str, Any]:
     if it.get("missing"):
         raise ModelError(str(it["missing"]))
     try:
-        out: dict[str, Any] = {k: int(it[k]) for k in STAT_KEYS}
+        sums = {k: int(it[k]) for k in STAT_KEYS}
     except (KeyError, TypeError, ValueError):
         raise ModelError(f"{op.name}: malformed iteration statistics") from None
-    out["c_reqs"] = it.get("c_reqs")
-    out["g_reqs"] = it.get("g_reqs")
-    out["estimated"] = dict(it.get("estimated") or {})
-    out["annotation"] = it.get("annotation", "")
-    return out
+    est = dict(it.get("estimated") or {})
+
+    def group(p: str) -> GroupStats:
+        return GroupStats(
+            *(sums[f"{p}_{k}"] for k in _SUMS),
+            reqs=it.get(f"{p}_reqs"),
+            estimated={k[2:]: v for k, v in est.items() if k[:2] == f"{p}_"},
+        )
+
+    return ChunkStats(group("c"), group("g"), it.get("annotation", ""))
 
 
 @dataclass(frozen=True)
@@ -97,4 +140,4 @@ def window_group(sq: int, sk: int, sqsq: int, sqsk: int, reqs: int | None, windo
     return WindowGroup(keys, keys_lo, pairs, pairs_lo, float(sk), full_pairs)
 
 
-__all__ = ["chunk_stats", "WindowGroup", "window_group"]
+__all__ = ["ChunkStats", "GroupStats", "chunk_stats", "WindowGroup", "window_group"]

@@ -5,7 +5,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfreport.stats.chunks import window_group
+import pytest
+
+from perfreport.errors import ModelError
+from perfreport.stats.chunks import ChunkStats, GroupStats, chunk_stats, window_group
+from perfreport.stats.iteration_formats import STAT_KEYS, parse_iteration
 
 
 def test_decode_group_of_the_vllm_trace_under_a_128_window():
@@ -63,3 +67,39 @@ def test_exact_per_request_values_lie_within_the_bounds(reqs, w, decode):
     # convention, half a pair per query under the exact discrete count)
     slack = 0 if decode else sq / 2
     assert g.pairs_lo <= pairs <= g.pairs + slack
+
+
+# -- the typed record models read -------------------------------------------------------
+class _Op:
+    def __init__(self, it):
+        self.name, self.perf_meta = "op", {"iteration": it}
+
+
+def test_chunk_stats_is_a_typed_record_of_both_groups():
+    # 1 prefill chunk of 16 new tokens on 8 cached (sk 24, sqsq 256, sqsk 384) + 3 decodes (sk 294)
+    name = "execute_19_context_1(sq16sk24sqsq256sqsk384)_generation_3(sq3sk294sqsq3sqsk294)"
+    s = chunk_stats(_Op(parse_iteration(name)))
+    assert s == ChunkStats(GroupStats(16, 24, 256, 384, 1), GroupStats(3, 294, 3, 294, 3), name)
+    assert list(s.by_key()) == list(STAT_KEYS)
+    assert list(s.by_key().values()) == [16, 24, 256, 384, 3, 294, 3, 294]
+    d = s.decode_only()
+    assert (d.prefill.sq, d.prefill.sk, d.prefill.sqsq, d.prefill.sqsk, d.prefill.reqs) == (0, 0, 0, 0, 1)
+    assert d.decode == s.decode and s.prefill.sq == 16  # the original is unchanged
+
+
+def test_estimated_statistics_stay_with_their_group():
+    # 2 prefill requests, 300 new tokens, 500 KV tokens: sqsq 300^2/2 = 45000 in [45000, 299^2 + 1],
+    # sqsk 300*500/2 = 75000 in [45000, 150000]
+    s = chunk_stats(_Op(parse_iteration("execute_context_2(300_500)_generation_0(0_0)")))
+    assert s.prefill.estimated == {"sqsq": (45000, 299**2 + 1), "sqsk": (45000, 150000)}
+    assert s.decode.estimated == {}
+    assert s.estimated == {"c_sqsq": (45000, 299**2 + 1), "c_sqsk": (45000, 150000)}
+    assert s.decode_only().prefill.estimated == s.prefill.estimated
+
+
+def test_chunk_stats_refuses_without_statistics():
+
+    with pytest.raises(ModelError, match="no iteration annotation"):
+        chunk_stats(_Op({}))
+    with pytest.raises(ModelError, match="malformed"):
+        chunk_stats(_Op({"c_sq": "x"}))

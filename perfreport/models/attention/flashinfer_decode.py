@@ -52,7 +52,7 @@ class FlashInferBatchDecode(InferenceAttention):
     def __init__(self, op):
         super().__init__(op)
         # decode group only: zero the prefill statistics this kernel does not run
-        self.stats = dict(self.stats, c_sq=0, c_sk=0, c_sqsq=0, c_sqsk=0)
+        self.stats = self.stats.decode_only()
         if self._groups is not None:  # recompute the prefill group's share on zeros
             self._groups = (window_group(0, 0, 0, 0, 0, self.window, decode=False), self._groups[1])
 

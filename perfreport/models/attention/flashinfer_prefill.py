@@ -62,14 +62,15 @@ from perfreport.models.base import Assumption, PerfModel
 from perfreport.models.dtypes import precision_of
 from perfreport.models.attention.flashinfer_names import parse_uri
 from perfreport.models.attention.inference import _bpe, _layout_heads
-from perfreport.stats.chunks import chunk_stats, window_group
+from perfreport.stats.chunks import GroupStats, chunk_stats, window_group
 from perfreport.stats.iteration_formats import group_from_sums
 
 MASKS = {0: "non-causal", 1: "causal", 2: "custom", 3: "multi-item"}
 
 
-def _group(sq, sk, sqsq, sqsk, reqs, decode=False, est=None) -> dict[str, Any]:
-    return dict(sq=sq, sk=sk, sqsq=sqsq, sqsk=sqsk, reqs=reqs, decode=decode, est=est or {})
+def _group(st: GroupStats, decode=False) -> dict[str, Any]:
+    """One group of the chunk statistics as the fit below reshapes it (sk, sqsk, a note)."""
+    return dict(sq=st.sq, sk=st.sk, sqsq=st.sqsq, sqsk=st.sqsk, reqs=st.reqs, decode=decode, est=dict(st.estimated))
 
 
 class FlashInferRaggedPrefill(PerfModel):
@@ -130,23 +131,7 @@ class FlashInferRaggedPrefill(PerfModel):
         except ModelError as exc:
             s, why = None, str(exc).split(": ", 1)[-1]
         if s is not None:
-            c = _group(
-                s["c_sq"],
-                s["c_sk"],
-                s["c_sqsq"],
-                s["c_sqsk"],
-                s["c_reqs"],
-                est={k[2:]: v for k, v in s["estimated"].items() if k[:2] == "c_"},
-            )
-            g = _group(
-                s["g_sq"],
-                s["g_sk"],
-                s["g_sqsq"],
-                s["g_sqsk"],
-                s["g_reqs"],
-                True,
-                est={k[2:]: v for k, v in s["estimated"].items() if k[:2] == "g_"},
-            )
+            c, g = _group(s.prefill), _group(s.decode, True)
             if self.N_Q == c["sq"] and c["sq"] > 0:
                 groups, what = [c], "prefill group"
             elif self.N_Q == c["sq"] + g["sq"]:
@@ -179,9 +164,8 @@ class FlashInferRaggedPrefill(PerfModel):
         lo, hi = self.shape_keys()
         r = self.B or 1
         st = group_from_sums("", r, self.N_Q, hi)
-        g = _group(
-            self.N_Q, hi, st["_sqsq"], st["_sqsk"], r, est={k[1:]: v for k, v in st.get("estimated", {}).items()}
-        )
+        est = {k[1:]: v for k, v in st.get("estimated", {}).items()}
+        g = _group(GroupStats(self.N_Q, hi, st["_sqsq"], st["_sqsk"], r, est))
         text = f"shapes only ({why})" if why else "shapes only"
         return [g], text, ((lo, hi) if lo != hi else None)
 

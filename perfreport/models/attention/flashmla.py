@@ -107,11 +107,12 @@ class FlashMlaDecode(PerfModel):
         except ModelError as exc:
             s, why = None, str(exc).split(": ", 1)[-1]
         if s is not None:
-            r = s["g_reqs"] if s["g_reqs"] is not None else s["g_sq"] // max(self.s_q, 1)
-            if s["g_sq"] > 0 and s["g_sq"] == r * self.s_q and r <= self.b:
+            g = s.decode
+            r = g.reqs if g.reqs is not None else g.sq // max(self.s_q, 1)
+            if g.sq > 0 and g.sq == r * self.s_q and r <= self.b:
                 pad = f"; {self.b - r} padded rows" if r < self.b else ""
-                return ((s["g_sq"], s["g_sk"], s["g_sqsq"], s["g_sqsk"]), f"chunk statistics (decode group{pad})", None)
-            why = f"q holds {self.b}x{self.s_q} rows, the decode group {s['g_sq']} tokens"
+                return ((g.sq, g.sk, g.sqsq, g.sqsk), f"chunk statistics (decode group{pad})", None)
+            why = f"q holds {self.b}x{self.s_q} rows, the decode group {g.sq} tokens"
         if self.max_blocks is None:
             raise ModelError(f"{self.op.name}: {why}; block_table is not 2-d")
         hi = self.b * self.max_blocks * self.page

@@ -44,7 +44,6 @@ from perfreport.errors import ModelError
 from perfreport.models.base import Assumption, PerfModel, concrete_input, input_dims, input_type
 from perfreport.models.dtypes import bytes_per_element, precision_of
 from perfreport.stats.chunks import chunk_stats, window_group
-from perfreport.stats.iteration_formats import STAT_KEYS
 
 BYTE_STORAGE = frozenset({"unsigned char", "uint8", "torch.uint8", "Byte"})
 
@@ -97,8 +96,8 @@ class InferenceAttention(PerfModel):
         self.d_h_qk: int = shp["d_h_qk"]
         self.d_h_v: int = shp["d_h_v"]
         self.B = shp.get("B")
-        if self.B is None and self.stats["c_reqs"] is not None and self.stats["g_reqs"] is not None:
-            self.B = self.stats["c_reqs"] + self.stats["g_reqs"]
+        if self.B is None and self.stats.prefill.reqs is not None and self.stats.decode.reqs is not None:
+            self.B = self.stats.prefill.reqs + self.stats.decode.reqs
         self.kv_layout: str | None = shp.get("kv_layout")
         if min(self.H_Q, self.H_KV, self.d_h_qk, self.d_h_v) <= 0:
             raise ModelError(f"{op.name}: empty head count or head dim")
@@ -109,10 +108,10 @@ class InferenceAttention(PerfModel):
         self.window, self.window_source = self.read_window()
         self._groups = None
         if self.window:
-            s = self.stats
+            c, g = self.stats.prefill, self.stats.decode
             self._groups = (
-                window_group(s["c_sq"], s["c_sk"], s["c_sqsq"], s["c_sqsk"], s["c_reqs"], self.window, decode=False),
-                window_group(s["g_sq"], s["g_sk"], s["g_sqsq"], s["g_sqsk"], s["g_reqs"], self.window, decode=True),
+                window_group(c.sq, c.sk, c.sqsq, c.sqsk, c.reqs, self.window, decode=False),
+                window_group(g.sq, g.sk, g.sqsq, g.sqsk, g.reqs, self.window, decode=True),
             )
 
     # -- inputs (override per layout) ---------------------------------------------------
@@ -160,12 +159,12 @@ class InferenceAttention(PerfModel):
             "B": self.B,
             "N_Q": self.N_Q,
             "H_Q": self.H_Q,
-            "N_KV": s["c_sk"] + s["g_sk"],
+            "N_KV": s.prefill.sk + s.decode.sk,
             "H_KV": self.H_KV,
             "d_h_qk": self.d_h_qk,
             "d_h_v": self.d_h_v,
         }
-        p.update({k: s[k] for k in STAT_KEYS})
+        p.update(s.by_key())
         p["dtype_Q"] = self.dtype_Q
         p["dtype_KV"] = self.dtype_KV
         if self.window:
@@ -178,8 +177,8 @@ class InferenceAttention(PerfModel):
         (sqsk - sqsq/2), every key for decode (sqsk); capped by the sliding window."""
         if self._groups is not None:
             return self._groups[0].pairs, self._groups[1].pairs
-        s = self.stats
-        return s["c_sqsk"] - s["c_sqsq"] / 2, float(s["g_sqsk"])
+        c, g = self.stats.prefill, self.stats.decode
+        return c.sqsk - c.sqsq / 2, float(g.sqsk)
 
     def flops_for(self, c_pairs: float, g_pairs: float) -> float:
         return 2.0 * self.H_Q * (self.d_h_qk + self.d_h_v) * (c_pairs + g_pairs)
@@ -191,20 +190,20 @@ class InferenceAttention(PerfModel):
         """(prefill, decode) KV tokens read, new ones included (sk, or the window's share)."""
         if self._groups is not None:
             return self._groups[0].keys, self._groups[1].keys
-        return float(self.stats["c_sk"]), float(self.stats["g_sk"])
+        return float(self.stats.prefill.sk), float(self.stats.decode.sk)
 
     def byte_terms(self, keys: tuple[float, float] | None = None) -> dict[str, Any]:
         """The four element counts and the two element sizes behind :meth:`bytes`."""
-        s = self.stats
+        c, g = self.stats.prefill, self.stats.decode
         c_keys, g_keys = keys if keys is not None else self.keys()
         hq, hkv, dk, dv = self.H_Q, self.H_KV, self.d_h_qk, self.d_h_v
         kv_per_token = hkv * dk if self.shared_kv_latent else hkv * (dk + dv)
         per_new_token = hq * dk + hq * dv + kv_per_token
         return {
-            "ctx_elems_q": s["c_sq"] * per_new_token,
-            "ctx_elems_kv": max(c_keys - s["c_sq"], 0) * kv_per_token,
-            "gen_elems_q": s["g_sq"] * per_new_token,
-            "gen_elems_kv": max(g_keys - s["g_sq"], 0) * kv_per_token,
+            "ctx_elems_q": c.sq * per_new_token,
+            "ctx_elems_kv": max(c_keys - c.sq, 0) * kv_per_token,
+            "gen_elems_q": g.sq * per_new_token,
+            "gen_elems_kv": max(g_keys - g.sq, 0) * kv_per_token,
             "bpe_Q": self.bpe_Q,
             "bpe_KV": self.bpe_KV,
         }
@@ -237,22 +236,21 @@ class InferenceAttention(PerfModel):
                         flops_max=f,
                     )
                 )
-        est = self.stats.get("estimated") or {}
+        est = self.stats.estimated
         if est and self._groups is None:
-            s = self.stats
             lo, hi = {}, {}
-            for p in ("c", "g"):
-                sqsq = est.get(f"{p}_sqsq", (s[f"{p}_sqsq"],) * 2)
-                sqsk = est.get(f"{p}_sqsk", (s[f"{p}_sqsk"],) * 2)
+            for p, grp in (("c", self.stats.prefill), ("g", self.stats.decode)):
+                sqsq = grp.estimated.get("sqsq", (grp.sqsq,) * 2)
+                sqsk = grp.estimated.get("sqsk", (grp.sqsk,) * 2)
                 if p == "c":
-                    lo[p] = max(sqsk[0] - sqsq[1] / 2, float(s["c_sq"]))
+                    lo[p] = max(sqsk[0] - sqsq[1] / 2, float(grp.sq))
                     hi[p] = sqsk[1] - sqsq[0] / 2
                 else:
                     lo[p], hi[p] = float(sqsk[0]), float(sqsk[1])
             out.append(
                 Assumption(
                     f"per-request lengths: {', '.join(sorted(est))} estimated from sums "
-                    f"({self.stats['annotation'] or 'compact annotation'}), requests taken as equal",
+                    f"({self.stats.annotation or 'compact annotation'}), requests taken as equal",
                     bytes_min=self.bytes(),
                     bytes_max=self.bytes(),
                     flops_min=self.flops_for(lo["c"], lo["g"]),

@@ -40,7 +40,7 @@ class AiterMlaDecode(InferenceAttention):
     def __init__(self, op):
         super().__init__(op)
         # decode group only: zero the prefill statistics this kernel does not run
-        self.stats = dict(self.stats, c_sq=0, c_sk=0, c_sqsq=0, c_sqsk=0)
+        self.stats = self.stats.decode_only()
 
     def read_shapes(self) -> dict[str, Any]:
         q, kv = input_dims(self.op, self.Q), input_dims(self.op, self.KV)

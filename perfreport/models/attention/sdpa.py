@@ -278,10 +278,11 @@ class _OnChunkStats:
             s = chunk_stats(self.op)
         except ModelError:
             return None
-        sq, sk = s["c_sq"] + s["g_sq"], s["c_sk"] + s["g_sk"]
+        c, g = s.prefill, s.decode
+        sq, sk = c.sq + g.sq, c.sk + g.sk
         if sq != self.q.shape[0] or sk != self.k.shape[0]:
             return None  # the annotation is not this call's batch
-        sqsk, sqsq = s["c_sqsk"] + s["g_sqsk"], s["c_sqsq"] + s["g_sqsq"]
+        sqsk, sqsq = c.sqsk + g.sqsk, c.sqsq + g.sqsq
         p = sqsk - sqsq / 2 if self.causal else float(sqsk)
         if self.window is not None:
             wl, wr = self.window

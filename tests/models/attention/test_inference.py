@@ -306,7 +306,7 @@ def test_four_terms_equal_single_dtype_formula(hkv, group, dk, dv, dtype, c, g):
     assert m.bpe_KV == bpe
     single = ((c[0] + g[0]) * (hq * dk + hq * dv) + (stats["c_sk"] + stats["g_sk"]) * hkv * (dk + dv)) * bpe
     assert m.bytes() == single
-    assert chunk_stats(m.op)[STAT_KEYS[0]] == c[0]
+    assert chunk_stats(m.op).prefill.sq == c[0]
 
 
 # -- fixture traces: which row carries the model, and its hand values ------------------
