@@ -222,9 +222,6 @@ class Op(_Timed):
             if o.children:
                 stack.extend(reversed(o.children))
 
-    def direct_kernels(self) -> list["GpuEvent"]:
-        return self.kernels or []
-
     def subtree_kernels(self) -> list["GpuEvent"]:
         """Every GPU event launched anywhere in this subtree (each counted once)."""
         out: list[GpuEvent] = []

@@ -260,7 +260,7 @@ def _install() -> None:
 
     # == inference attention ==
     # _rocm_C::paged_attention has no model: its parent carries it (KCache_dtype pass).
-    from perfreport.models.attention import inference as ia
+    from perfreport.models.attention import engine_ops as ia
 
     MODELS["vllm::unified_attention_with_output"] = ia.VllmUnifiedAttention
     MODELS["aiter::paged_attention_v1"] = ia.AiterPagedAttentionV1
@@ -269,43 +269,43 @@ def _install() -> None:
         (re.compile(r"sglang_profiler::attention_paged_attention_ragged(_\d+)?"), ia.SglangPagedAttentionRagged)
     )
     MODELS["aiter::paged_attention_ragged"] = ia.AiterPagedAttentionRagged
-    # varlen / paged prefill on the step's chunk statistics (attention_prefill.py)
+    # varlen / paged prefill on the step's chunk statistics (attention/prefill.py)
     from perfreport.models.attention import prefill as ap
 
     MODELS["aiter::mha_varlen_fwd"] = ap.AiterMhaVarlenFwd
     MODELS["aiter::fmha_v3_varlen_fwd"] = ap.AiterFmhaV3VarlenFwd
     MODELS["aiter::mha_batch_prefill"] = ap.AiterMhaBatchPrefill
-    # MLA decode in latent dims (attention_mla.py)
+    # MLA decode in latent dims (attention/mla.py)
     from perfreport.models.attention import mla
 
     MODELS["aiter::mla_decode_stage1_asm_fwd"] = mla.AiterMlaDecode
     put(mla.CutlassMlaDecode, "_C::cutlass_mla_decode", "sgl_kernel::cutlass_mla_decode")
     put(mla.Sm100CutlassMlaDecode, "_C::sm100_cutlass_mla_decode")
-    # FlashInfer batch decode, one op per compiled variant (attention_flashinfer.py)
+    # FlashInfer batch decode, one op per compiled variant (attention/flashinfer_decode.py)
     from perfreport.models.attention import flashinfer_decode as fi
 
     MODEL_PATTERNS.append((re.compile(fi.BATCH_DECODE_RUN), fi.FlashInferBatchDecode))
     MODEL_PATTERNS.append((re.compile(fi.BATCH_DECODE_RUN_V020), fi.FlashInferBatchDecodeV020))
-    # FlashInfer batch prefill, ragged K/V and paged cache (attention_flashinfer_prefill.py)
+    # FlashInfer batch prefill, ragged K/V and paged cache (attention/flashinfer_[paged_]prefill.py)
+    from perfreport.models.attention import flashinfer_paged_prefill as fipp
     from perfreport.models.attention import flashinfer_prefill as fip
     from perfreport.models.attention import flashinfer_names as fin
 
     for rx, cls in (
         (fin.RAGGED_RUN, fip.FlashInferRaggedPrefill),
-        (fin.PAGED_RUN, fip.FlashInferPagedPrefill),
+        (fin.PAGED_RUN, fipp.FlashInferPagedPrefill),
         (fin.RAGGED_RUN_AOT, fip.FlashInferRaggedPrefill),
-        (fin.PAGED_RUN_AOT, fip.FlashInferPagedPrefill),
+        (fin.PAGED_RUN_AOT, fipp.FlashInferPagedPrefill),
         (fin.RAGGED_RUN_V020, fip.FlashInferRaggedPrefillV020),
-        (fin.PAGED_RUN_V020, fip.FlashInferPagedPrefillV020),
+        (fin.PAGED_RUN_V020, fipp.FlashInferPagedPrefillV020),
     ):
         MODEL_PATTERNS.append((re.compile(rx), cls))
-    # FlashMLA decode as vLLM registers it (attention_flashmla.py)
+    # FlashMLA decode as vLLM registers it (attention/flashmla.py)
     from perfreport.models.attention import flashmla as fmla
 
     put(fmla.FlashMlaDecode, "_flashmla_C::fwd_kvcache_mla", "_flashmla_C::dense_decode_fwd")
     put(fmla.FlashMlaDecodeFp8, "_flashmla_extension_C::fwd_kvcache_mla_fp8")
-
-    # == mixture of experts: models/moe/ ==
+    # == mixture of experts (models/moe/) ==
     from perfreport.models.moe import experts as moe
     from perfreport.models.moe import routing as mr
     from perfreport.models.moe import vendor as mv

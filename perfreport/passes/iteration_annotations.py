@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from perfreport.passes import ops_needing, register_pass
 from perfreport.stats.iteration_formats import parse_iteration
-from perfreport.tree.records import USER_ANNOTATION
+from perfreport.events import USER_ANNOTATION
 
 # Leaves without a model of their own whose statistics a reader may want (their parent is
 # modelled): kept so the tree shows which step they ran in.

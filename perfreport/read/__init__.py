@@ -11,7 +11,8 @@ from typing import Callable
 
 from perfreport.errors import BadInput
 from perfreport.read import heap
-from perfreport.read.kineto import EVENT_DECODER, Collector
+from perfreport.read.kineto import Collector
+from perfreport.read.schema import EVENT_DECODER
 from perfreport.read.meta import check_meta
 from perfreport.read.source import Source
 from perfreport.read.splitter import Split, iter_batches

@@ -23,19 +23,12 @@ from perfreport.read.columns import INT64_LO as _LO
 from perfreport.read.columns import CpuColumns, Flows, GpuColumns
 from perfreport.read.repair import loads_args
 from perfreport.read.schema import (
-    C_CPU_OP,
     C_DRIVER,
-    C_KERNEL,
-    C_MEMCPY,
-    C_MEMSET,  # noqa: F401
-    C_PYTHON,
     C_RUNTIME,
-    C_USER_ANNOTATION,
     CAT_ALIASES,
     CAT_CODE,
     CATS,
     CPU_CATS,
-    EVENT_DECODER,
     FLOW_CATS,
     GPU_CATS,
     NOT_A_LIST,
@@ -401,22 +394,4 @@ class Collector:
             self.thread_names[(ev.pid, ev.tid)] = a.get("name", "")
 
 
-__all__ = [
-    "Collector",
-    "EVENT_DECODER",
-    "CATS",
-    "CPU_CATS",
-    "GPU_CATS",
-    "CpuColumns",
-    "GpuColumns",
-    "Flows",
-    "NOT_A_LIST",
-    "C_CPU_OP",
-    "C_USER_ANNOTATION",
-    "C_RUNTIME",
-    "C_DRIVER",
-    "C_PYTHON",
-    "C_KERNEL",
-    "C_MEMCPY",
-    "C_MEMSET",
-]
+__all__ = ["Collector"]

@@ -44,7 +44,6 @@ class Split:
 
     def __init__(self) -> None:
         self.meta: dict = {}
-        self.n_batches = 0
         self.n_events = 0
         self.repairs: Counter = Counter()
         self.first_repair: tuple[int, int] | None = None  # (event index, byte offset)
@@ -198,7 +197,6 @@ class _Splitter(ArrayEnvelope, Diagnose):
                     return verdict
                 self.syntax(doc, start, exc)
             events = self.repaired(doc, start, exc)
-        self.split.n_batches += 1
         self.split.n_events += len(events)
         return events
 

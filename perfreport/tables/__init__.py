@@ -56,7 +56,7 @@ def build_tables(
     if perf:
         from perfreport.tables.perf import perf_tables
 
-        perf_s, coverage = perf_tables(tree, times, spec)
+        perf_s, coverage = perf_tables(tree, spec)
         sheets.extend(perf_s)
     sheets.extend(_between_kernels(tree, sheets, include_unlinked, target_roofline, steps_note))
     check_conservation(sheets, tree)  # every GPU event counted once, or InternalError

@@ -5,7 +5,7 @@ Public surface: :class:`TraceTree`, :class:`Op`, :class:`GpuEvent`, :func:`build
 
 from __future__ import annotations
 
-from perfreport.tree.records import (
+from perfreport.events import (
     CPU_OP,
     DRIVER,
     GPU_ANNOTATION,

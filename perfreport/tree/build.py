@@ -48,7 +48,8 @@ import numpy as np
 
 from perfreport.events import NONE, Columns, GpuEvent, Op
 from perfreport.read import RawTrace, heap
-from perfreport.read.kineto import C_CPU_OP, C_DRIVER, C_RUNTIME, C_USER_ANNOTATION, CATS, Collector
+from perfreport.read.kineto import Collector
+from perfreport.read.schema import C_CPU_OP, C_DRIVER, C_RUNTIME, C_USER_ANNOTATION, CATS
 from perfreport.tree.dedup import drop_duplicates, duplicates_warning
 from perfreport.tree.link import chain_owner, foldable, graph_rows, link_rows, merge_same_name, stream_exclusive
 from perfreport.tree.trace_tree import TraceTree

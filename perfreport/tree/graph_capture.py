@@ -28,22 +28,17 @@ holding the launch (passes match by time containment). Their CPU times are synth
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
 
-import msgspec
 
 from perfreport.errors import BadInput
 from perfreport.events import KERNEL, USER_ANNOTATION, GpuEvent, Op
 from perfreport.read import read_trace
-from perfreport.read.source import Source
-from perfreport.read.splitter import Split, iter_batches
 from perfreport.stats.iteration_formats import parse_iteration
 from perfreport.tree.capture_regions import (
-    _KERNEL_CALL,
     LAUNCH,
     Region,
     find_regions,
@@ -52,6 +47,7 @@ from perfreport.tree.capture_regions import (
     region_batch_size,
 )
 from perfreport.tree.build import build_tree
+from perfreport.tree.capture_files import capture_file, launch_kernel_names
 from perfreport.tree.trace_tree import TraceTree
 
 GRAPH_LAUNCH = re.compile(r"(hip|cuda|cu)GraphLaunch")
@@ -262,7 +258,7 @@ def merge_graph_capture(tree: TraceTree, capture_tree, *, annotation: str | None
     if added:
         tree.ops.extend(added)
         tree.ops.sort(key=lambda o: o.ts)
-        tree._by_name = None
+        tree.invalidate_index()
         rep.notes.append(
             "merged ops keep the capture's names and args; their CPU ts/dur are "
             "the capture's, mapped affinely onto their graph launch's time range"
@@ -270,84 +266,6 @@ def merge_graph_capture(tree: TraceTree, capture_tree, *, annotation: str | None
     rep.ops_added = len(added)
     rep.ops_attributed = len(owners)
     return rep
-
-
-class _RtEv(msgspec.Struct, gc=False):
-    cat: str = ""
-    name: str = ""
-    args: msgspec.Raw = msgspec.Raw()
-
-
-class _LaunchArgs(msgspec.Struct, gc=False):
-    correlation: int | None = None
-    kernel: str | None = None
-
-
-def _launch_kernel_names(path: str) -> dict[int, str]:
-    """correlation -> kernel name, from launch calls' ``args.kernel`` (the reader drops
-    runtime args; ROCm records the name there, CUDA traces may not)."""
-    dec, args_dec = msgspec.json.Decoder(list[_RtEv]), msgspec.json.Decoder(_LaunchArgs).decode
-    src, out = Source(path), {}
-    for batch in iter_batches(src.chunks(), dec, src.name, Split()):
-        for ev in batch:
-            if ev.cat in LAUNCH and ev.args and _KERNEL_CALL.match(ev.name):
-                try:
-                    a = args_dec(ev.args)
-                except msgspec.ValidationError:
-                    continue
-                if a.correlation is not None and a.kernel:
-                    out[a.correlation] = a.kernel
-    return out
-
-
-MAX_DETAILS_BYTES = 16 << 20  # vLLM writes a few KB: one entry per captured batch size and mode
-_PER_BS = re.compile(r".+_bs_(\d+)_rank(\d+)\.json(\.gz)?")
-
-
-def _from_details(d: Path, annotation: str | None):
-    """(file or list of SGLang per-size files, annotation) for a capture directory."""
-    if not (d / "execution_details.json").exists():  # SGLang: one trace, or one per size
-        files = sorted(f for f in d.iterdir() if f.name.endswith((".json", ".json.gz")))
-        per_bs = [f for f in files if _PER_BS.fullmatch(f.name)]
-        ranks = {_PER_BS.fullmatch(f.name).group(2) for f in per_bs}
-        if not files:
-            raise BadInput(
-                str(d), "no execution_details.json (vLLM) and no .json/.json.gz capture trace in the directory"
-            )
-        if len(files) == 1:
-            return files[0], annotation
-        if files and len(per_bs) == len(files) and len(ranks) == 1:
-            return sorted(per_bs, key=lambda f: -int(_PER_BS.fullmatch(f.name).group(1))), None
-        raise BadInput(
-            str(d),
-            f"no execution_details.json and {len(files)} trace files that "
-            "are not one rank's <Runner>_bs_<n>_rank<r>.json.gz set: name the file",
-        )
-    try:
-        with open(d / "execution_details.json", "rb") as fh:
-            raw = fh.read(MAX_DETAILS_BYTES + 1)
-        if len(raw) > MAX_DETAILS_BYTES:
-            raise BadInput(
-                str(d / "execution_details.json"),
-                f"larger than {MAX_DETAILS_BYTES >> 20} MiB (it lists the capture files); not an execution_details.json",
-            )
-        details = json.loads(raw)
-        entries = [(e["file"], f"capture_{e['batch_size']}_{e['mode']}") for e in details]
-    except (OSError, ValueError, TypeError, KeyError, RecursionError) as exc:
-        raise BadInput(str(d), f"unreadable execution_details.json ({exc})") from None
-    if annotation is not None:
-        entries = [e for e in entries if e[1] == annotation]
-    files = sorted({f for f, _ in entries})
-    if not files:
-        raise BadInput(str(d), f"execution_details.json names no capture {annotation or ''}")
-    if len(files) > 1:
-        raise BadInput(
-            str(d),
-            "several capture files ("
-            + ", ".join(n for _, n in entries)
-            + "): name one as DIR#capture_<batch_size>_<mode>",
-        )
-    return d / files[0], entries[0][1] if len(entries) == 1 else annotation
 
 
 def load_capture(path_or_dir, annotation: str | None = None) -> tuple[TraceTree, str | None]:
@@ -360,11 +278,11 @@ def load_capture(path_or_dir, annotation: str | None = None) -> tuple[TraceTree,
     """
     p = Path(path_or_dir)
     if p.is_dir():
-        p, annotation = _from_details(p, annotation)
+        p, annotation = capture_file(p, annotation)
         if isinstance(p, list):  # SGLang per-size files: a list of trees
             return [load_capture(f)[0] for f in p], None
     tree = build_tree(read_trace(str(p)))
-    tree.launch_kernel_names = _launch_kernel_names(str(p))
+    tree.launch_kernel_names = launch_kernel_names(str(p))
     caps = sorted({o.name for o in tree.ops if o.cat == USER_ANNOTATION and o.name.startswith("capture_")})
     if annotation is None and len(caps) == 1:
         annotation = caps[0]

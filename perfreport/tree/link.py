@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from perfreport.events import NONE, SIDE
-from perfreport.read.kineto import C_CPU_OP, C_USER_ANNOTATION, Collector
+from perfreport.read.kineto import Collector
+from perfreport.read.schema import C_CPU_OP, C_USER_ANNOTATION
 
 
 def _np(arr, dtype) -> np.ndarray:

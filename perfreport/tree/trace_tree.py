@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
-from perfreport.tree.records import CPU_OP, GpuEvent, Op
+from perfreport.events import CPU_OP, GpuEvent, Op
 
 
 class TraceTree:

@@ -1,4 +1,4 @@
-"""Generator of hostile inputs and output targets for ``perfreport analyze`` (issue 10).
+"""Generator of hostile inputs and output targets for ``perfreport analyze``.
 
 Each :class:`Case` builds its files under a temporary directory and says what must happen:
 the exit code, the stderr line(s), which output files may appear, and (for what the reader

@@ -1,4 +1,4 @@
-"""Hostile inputs and output targets (issue 10): the case table, run under a time limit each.
+"""Hostile inputs and output targets: the case table, run under a time limit each.
 
 Every case asserts the exit code, the exact number of stderr lines (the error, or the
 warnings of what was recovered), no traceback, no file left that the case does not allow,

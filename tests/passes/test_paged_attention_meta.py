@@ -135,7 +135,6 @@ def test_rocm_dtype_propagates_to_cpu_op_ancestors_only():
     mark_rocm_paged_attn_kvcache_dtype(t)
     for x in (o[1], o[2]):
         assert x.perf_meta["KCache_dtype"] == "c10::Float8_e4m3fnuz"
-        assert x.perf_meta["VCache_dtype"] == "unsigned char"
     assert not o[0].perf_meta and not o[3].perf_meta  # annotation and the leaf itself
 
 
@@ -165,7 +164,6 @@ def test_rocm_fixture():
     assert [p.perf_meta["KCache_dtype"] for p in parents] == (
         ["c10::BFloat16"] * 2 + ["c10::Float8_e4m3fnuz"] * 2 + ["unsigned char"] * 2
     )
-    assert [p.perf_meta["VCache_dtype"] for p in parents] == [p.perf_meta["KCache_dtype"] for p in parents]
     assert [p.perf_meta["iteration"]["annotation"] for p in parents] == [DEC, MIX] * 3
     assert not any(p.perf_meta.get("exclude_perf_model") for p in parents)
 

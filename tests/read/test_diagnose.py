@@ -1,5 +1,5 @@
 """Splitter errors (perfreport/read/diagnose.py): the byte offset and event index do not
-depend on chunking, and an early error costs a fraction of a clean read (issue 10)."""
+depend on chunking, and an early error costs a fraction of a clean read."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ class _Work:
 
 
 def test_early_error_costs_a_fraction_of_a_clean_read(tmp_path, monkeypatch):
-    """Issue 10: an early syntax error is reported after reading a few batches, not the whole
+    """An early syntax error is reported after reading a few batches, not the whole
     file, and a repaired byte costs one Python scan of its batch (the old splitter retried every
     earlier cut: minutes for an 8.6 MB trace). Counted in bytes of work, not timed: 40 batches of
     64 KiB; an unbalanced event and an invalid UTF-8 byte (repaired, so the whole file is read)."""

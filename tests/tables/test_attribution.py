@@ -1,4 +1,4 @@
-"""Attribution fixes (issue 9, part 4), each on a trace fragment with hand-worked values:
+"""Attribution of kernel time to rows, each on a trace fragment with hand-worked values:
 kernels inside user annotations categorised by what they are, an op nested in an op of the
 same name counted once, same-stream overlap counted once, a GEMM backward's bias gradient
 counted once, LayerNorm forward bytes with its saved mean/rstd."""

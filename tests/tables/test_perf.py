@@ -1,4 +1,4 @@
-"""Unified perf table and per-category sheets on real traces (issue 3 proof)."""
+"""Unified perf table and per-category sheets on real traces, checked against reference values."""
 
 from __future__ import annotations
 

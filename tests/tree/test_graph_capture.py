@@ -18,7 +18,7 @@ from perfreport.passes import run_passes
 from perfreport.pipeline import load_tree
 from perfreport.tables import OpTimes, build_sheets
 from perfreport.tables.ops import ops_summary
-from perfreport.tables.perf import collect_units
+from perfreport.tables.perf_groups import collect_units
 from perfreport.tree.graph_capture import apply_capture_option, load_capture, merge_graph_capture
 from tests.conftest import FIX
 

@@ -1,4 +1,4 @@
-"""Linking for every launch nesting: fixtures for the three cases of issue 14, worked by hand.
+"""Linking for every launch nesting: fixtures for the three nesting cases, worked by hand.
 
 Each fixture is a trace fragment in fixtures/linking/ (one event per line: read it beside
 the expected values below). GPU times are integers in µs, so the sums are exact.

@@ -35,7 +35,8 @@ from typing import Any
 
 from perfreport.errors import ModelError
 from perfreport.models.base import concrete_input, input_dims, input_type
-from perfreport.models.attention.inference import InferenceAttention, _layout_heads
+from perfreport.models.attention.engine_ops import layout_heads
+from perfreport.models.attention.inference import InferenceAttention
 from perfreport.stats.chunks import window_group
 
 BATCH_DECODE_RUN = r"batch_decode_with_kv_cache_\w+::run"
@@ -61,7 +62,7 @@ class FlashInferBatchDecode(InferenceAttention):
         if len(q) != 3:
             raise ModelError(f"{self.op.name}: expected q [batch, H_Q, D] at argument {self.Q}")
         lay = LAYOUTS.get(str(concrete_input(self.op, self.LAYOUT)).strip(), "")
-        out = _layout_heads(self.op, k, v, lay, q[1])
+        out = layout_heads(self.op, k, v, lay, q[1])
         if out["d_h_qk"] != q[2]:
             raise ModelError(f"{self.op.name}: q head dim {q[2]} != cache head dim {out['d_h_qk']}")
         out.update(N_Q=q[0], H_Q=q[1])

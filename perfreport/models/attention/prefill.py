@@ -36,7 +36,8 @@ from typing import Any
 
 from perfreport.errors import ModelError
 from perfreport.models.base import input_dims, input_type
-from perfreport.models.attention.inference import InferenceAttention, _layout_heads
+from perfreport.models.attention.engine_ops import layout_heads
+from perfreport.models.attention.inference import InferenceAttention
 
 
 class VarlenPrefill(InferenceAttention):
@@ -84,7 +85,7 @@ class AiterMhaBatchPrefill(VarlenPrefill):
         if len(k) == 5 and len(v) == 5:
             return dict(H_KV=k[1], d_h_v=v[3], kv_layout="5D")
         if len(k) == 4 and len(v) == 4:
-            out = _layout_heads(self.op, k, v, "", h_q)
+            out = layout_heads(self.op, k, v, "", h_q)
             out.pop("d_h_qk", None)
             return out
         raise ModelError(f"{self.op.name}: unexpected paged K/V shapes {k} {v}")

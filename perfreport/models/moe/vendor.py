@@ -30,15 +30,8 @@ from perfreport.errors import ModelError
 from perfreport.models.args import Tensor, arg_int, tensor, tensor_opt
 from perfreport.models.base import Assumption, PerfModel
 from perfreport.models.dtypes import precision_of
-from perfreport.models.moe.experts import (
-    MX_BLOCK,
-    MX_SCALE_BYTES,
-    FusedExperts,
-    FusedMoE,
-    expected_distinct,
-    later_tensors,
-    solve_experts,
-)
+from perfreport.models.moe.experts import FusedExperts, FusedMoE, expected_distinct, later_tensors
+from perfreport.models.moe.weights import MX_BLOCK, MX_SCALE_BYTES, solve_experts
 
 
 class AiterFmoe(FusedMoE):

@@ -8,7 +8,7 @@ import pytest
 
 from perfreport.models.attention.prefill import AiterFmhaV3VarlenFwd, AiterMhaBatchPrefill, AiterMhaVarlenFwd
 from perfreport.models.base import bounds
-from perfreport.models.attention.inference import VllmUnifiedAttention
+from perfreport.models.attention.engine_ops import VllmUnifiedAttention
 from perfreport.stats.iteration_formats import parse_iteration
 from perfreport.tree import Op
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from perfreport.errors import ModelError
+from perfreport.models.attention import flashinfer_paged_prefill as fipp
 from perfreport.models.attention import flashinfer_prefill as fip
 from perfreport.models.base import bounds
 from perfreport.models.registry import model_for
@@ -40,7 +41,7 @@ def _paged(kv=E4M3, mask=1, window=-1, step=STEP, h_q=32, h_kv=8, d=128, pages=3
 
 def test_paged_gqa_fp8_cache_causal():
     m = _paged()
-    assert type(m) is fip.FlashInferPagedPrefill
+    assert type(m) is fipp.FlashInferPagedPrefill
     assert (m.B, m.N_Q, m.H_Q, m.H_KV, m.page, m.kv_layout) == (2, 150, 32, 8, 16, "NHD")
     # the prefill group only (N_Q 150 = c_sq): pairs = 53,700 - 12,500/2 = 47,450
     # FLOPs = 2*32*(128 + 128)*47,450 = 16,384*47,450 = 777,420,800

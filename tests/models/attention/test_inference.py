@@ -10,15 +10,17 @@ from hypothesis import strategies as st
 
 from perfreport.errors import ModelError
 from perfreport.models import registry
-from perfreport.models.attention.inference import (
+from perfreport.models.attention.engine_ops import (
     AiterPagedAttentionV1,
-    InferenceAttention,
     PerfreportPagedAttentionDecode,
     SglangPagedAttentionRagged,
     VllmUnifiedAttention,
 )
+from perfreport.models.attention.inference import (
+    InferenceAttention,
+)
 from perfreport.stats.chunks import chunk_stats
-from perfreport.stats.iteration_formats import STAT_KEYS, parse_iteration
+from perfreport.stats.iteration_formats import parse_iteration
 from perfreport.tree import Op
 
 BF16, FNUZ, U8 = "c10::BFloat16", "c10::Float8_e4m3fnuz", "unsigned char"
@@ -198,7 +200,7 @@ def test_vllm_reference_row():
 
 def test_rocm_parent_uses_propagated_cache_dtype():
     base = dict(name="vllm::unified_attention_with_output", dims=VLLM_DIMS, types=VLLM_TYPES, stats=VLLM_ANN)
-    m8 = VllmUnifiedAttention(_op(**base, meta={"KCache_dtype": U8, "VCache_dtype": U8}))
+    m8 = VllmUnifiedAttention(_op(**base, meta={"KCache_dtype": U8}))
     # FP8 cache: 294,912*2 + 56,375,296*1 = 56,965,120 B; compute stays BF16
     assert (m8.dtype_KV, m8.bpe_KV, m8.bytes()) == (U8, 1, 56_965_120)
     assert m8.compute_spec() == "matrix_bf16"

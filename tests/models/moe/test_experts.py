@@ -9,6 +9,7 @@ import pytest
 from perfreport.errors import ModelError
 from perfreport.models import gemm
 from perfreport.models.moe import experts as moe
+from perfreport.models.moe import weights
 from perfreport.models.args import Tensor
 from perfreport.models.base import bounds
 from perfreport.models.registry import model_for
@@ -90,16 +91,16 @@ class _Op:
 def test_solve_orientations_and_packing():
     o = _Op("x", [], [])
     # [E, 2I, H] bf16 / [E, H, I]
-    e = moe.solve_experts(o, 64, Tensor((4, 64, 64), BF16), Tensor((4, 64, 32), BF16))
+    e = weights.solve_experts(o, 64, Tensor((4, 64, 64), BF16), Tensor((4, 64, 32), BF16))
     assert (e.I, e.gated, e.bytes_per_expert) == (32, True, 12288)
     # ungated: w1 [E, I, H]
-    e = moe.solve_experts(o, 64, Tensor((4, 32, 64), BF16), Tensor((4, 64, 32), BF16))
+    e = weights.solve_experts(o, 64, Tensor((4, 32, 64), BF16), Tensor((4, 64, 32), BF16))
     assert (e.I, e.gated) == (32, False)
     # FP8 stored as uint8, [E, 2I, H]: 1 byte per value, no derived scales
-    e = moe.solve_experts(o, 64, Tensor((4, 64, 64), U8), Tensor((4, 64, 32), U8))
+    e = weights.solve_experts(o, 64, Tensor((4, 64, 64), U8), Tensor((4, 64, 32), U8))
     assert (e.I, e.bytes_per_expert) == (32, 64 * 64 + 64 * 32)
     with pytest.raises(ModelError, match="do not match hidden size"):
-        moe.solve_experts(o, 100, Tensor((4, 64, 64), BF16), Tensor((4, 64, 32), BF16))
+        weights.solve_experts(o, 100, Tensor((4, 64, 64), BF16), Tensor((4, 64, 32), BF16))
 
 
 def test_config_fallback_and_missing_sizes():

@@ -1,0 +1,206 @@
+"""Grouping for the perf sheets: the units that cover every GPU event once, grouped by op and
+arguments, and a bimodal group split by its kernels or layer parity (see :mod:`.perf`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfreport.errors import ModelError
+from perfreport.events import CPU_OP, DRIVER, MEMCPY, MEMSET, RUNTIME
+from perfreport.models.base import bounds
+from perfreport.models.registry import model_for_op
+from perfreport.tables import flags as fl
+from perfreport.tables.coverage import split_graph_kernels
+from perfreport.tables.op_times import kernel_time
+from perfreport.tables.ops import KernelAcc, annotation_units, category
+from perfreport.tables.timeline import is_comm
+
+LAUNCH = (RUNTIME, DRIVER)
+
+
+class Eval:
+    """A model evaluated on one op: params, flops, bytes, bounds, assumptions, spec, or a reason."""
+
+    __slots__ = ("model", "category", "params", "flops", "bytes", "spec", "reason", "bounds", "assumptions")
+
+    def __init__(self, cls, op):
+        self.model = cls.__name__
+        self.category = cls.category
+        self.params = {}
+        self.flops = self.bytes = self.bounds = None
+        self.assumptions: list[str] = []
+        self.spec = ""
+        self.reason = ""
+        try:
+            m = cls(op)
+            self.category = m.category  # a model may refine its category per op
+            self.params = dict(m.params())
+            self.flops = float(m.flops())
+            b = m.bytes()
+            self.bytes = None if b is None else float(b)
+            self.spec = m.compute_spec()
+            self.assumptions = [a.text for a in m.assumptions()]
+            if self.bytes is not None:
+                self.bounds = bounds(m, self.flops, self.bytes)
+        except ModelError as exc:
+            self.reason = str(exc)
+        except Exception as exc:  # a model bug must not lose the row: show it
+            self.reason = f"model failed: {type(exc).__name__}: {exc}"
+
+
+class _Part:
+    """Instances of a group that share a kernel list and a layer parity."""
+
+    __slots__ = ("op0", "kacc", "comm", "mcpy", "host", "graph")
+
+    def __init__(self, op0):
+        self.op0 = op0
+        self.kacc = KernelAcc()
+        self.comm = self.mcpy = self.host = self.graph = 0.0
+
+
+class _Group:
+    __slots__ = ("op0", "ev", "times", "overlaps", "sigs", "parts")
+
+    def __init__(self, op0, ev):
+        self.op0, self.ev = op0, ev
+        self.times: list[float] = []
+        self.overlaps: list[float] = []  # per instance: µs while other streams ran
+        self.sigs: list[int] = []
+        self.parts: dict = {}
+
+
+def _meta_key(op) -> str:
+    m = op.perf_meta
+    return repr(sorted(m.items())) if m else ""
+
+
+def collect_units(tree):
+    """Yield (op_or_None, name, kernels, model_cls_or_None) covering every GPU event once."""
+    for root in tree.roots:
+        stack = [root]
+        while stack:
+            o = stack.pop()
+            if o.cat in LAUNCH:
+                if o.parent is None and o.kernels:
+                    yield o, o.name, o.kernels, None
+                if o.children:  # ops nested in a launch call (rare) own theirs
+                    stack.extend(reversed(o.children))
+                continue
+            cls = model_for_op(o.name, o.perf_meta) if o.cat == CPU_OP else None
+            if cls is not None:
+                ks = o.subtree_kernels()
+                if ks or not tree.gpu:
+                    yield o, o.name, ks, cls
+                continue
+            if o.kernels:
+                own, graphs = split_graph_kernels(o.kernels)  # a graph's kernels: its own row
+                if own and o.cat == CPU_OP:
+                    yield o, o.name, own, None
+                elif own:  # annotation: one unit per kind of kernel (comm, compiled ...)
+                    for name, _, ks in annotation_units(o, own):
+                        yield o, name, ks, None
+                for launch, ks in graphs:
+                    yield launch, launch.name, ks, None
+            if o.children:
+                stack.extend(reversed(o.children))
+    for g in tree.gpu:
+        if g.launcher is None:
+            yield None, f"(unlinked) {g.name}", [g], None
+
+
+def group_units(tree) -> dict:
+    """{group key: _Group} of every unit of :func:`collect_units`."""
+    has_gpu = bool(tree.gpu)
+    overlapped = fl.cross_stream_overlap_us(tree.gpu) if has_gpu else {}
+    cache: dict = {}
+    groups: dict = {}
+    sig_ids: dict = {}
+    for op, name, ks, cls in collect_units(tree):
+        ev = None
+        if cls is not None:
+            k = (name, id(op.args), _meta_key(op))
+            ev = cache.get(k)
+            if ev is None:
+                ev = cache[k] = Eval(cls, op)
+            gkey = (name, id(op.args), repr(ev.params), ev.reason)
+        else:
+            gkey = (
+                name,
+                id(op.args) if op is not None else 0,
+                None,
+                "unlinked" if op is None else None if op.cat == CPU_OP else category(op, ks),
+            )
+        grp = groups.get(gkey)
+        if grp is None:
+            grp = groups[gkey] = _Group(op, ev)
+        sig = sig_ids.setdefault(tuple(g.name for g in ks), len(sig_ids))
+        pkey = (sig, len(grp.times) % 2)
+        part = grp.parts.get(pkey)
+        if part is None:
+            part = grp.parts[pkey] = _Part(op)
+        grp.times.append(kernel_time(ks) if has_gpu else op.dur)
+        grp.sigs.append(sig)
+        part.kacc.add(ks)
+        ovl = 0.0
+        for g in ks:
+            d = g.stream_time  # same-stream overlap counted once
+            if g.cat == MEMCPY or g.cat == MEMSET:
+                part.mcpy += d
+                if fl.is_host_copy(g):
+                    part.host += d
+            elif is_comm(g):
+                part.comm += d
+            if g.uid in overlapped:
+                ovl += min(overlapped[g.uid], d)  # its stream time caps what it is charged
+            if cls is None and "GraphLaunch" in (g.launch_name or ""):
+                part.graph += d
+        grp.overlaps.append(ovl)
+    return groups
+
+
+def split_group(grp: _Group):
+    """[(times, overlaps, parts, split flag or "")] for one group: itself, or its bimodal clusters."""
+    t = grp.times
+    cut = fl.bimodal_cut(t)
+    if cut is None:
+        return [(t, grp.overlaps, list(grp.parts.values()), "")]
+    parity = [i % 2 for i in range(len(t))]
+    how = fl.split_key(t, grp.sigs, parity, cut)
+    if how is None:
+        return [
+            (
+                t,
+                grp.overlaps,
+                list(grp.parts.values()),
+                fl.bimodal_text(t, cut) + "; no kernel list or layer parity separates them",
+            )
+        ]
+    what, key = how
+    split = []
+    for v in sorted(set(key)):
+        ts = [x for x, k in zip(t, key) if k == v]
+        ovs = [x for x, k in zip(grp.overlaps, key) if k == v]
+        parts = [p for (sig, par), p in grp.parts.items() if (sig if what == "kernels" else par) == v]
+        split.append((v, ts, ovs, parts, {n for p in parts for n, _ in p.kacc.acc}))
+    shared = set.intersection(*(names for *_, names in split))
+    out = []
+    for v, ts, ovs, parts, names in split:
+        if what == "layer parity":
+            label = f"the {'even' if v == 0 else 'odd'} instances (layer parity)"
+        else:
+            own = sorted(names - shared)
+            label = "kernels " + ", ".join(n[:60] for n in own) if own else "no kernels of its own"
+        out.append(
+            (
+                ts,
+                ovs,
+                parts,
+                f"{fl.bimodal_text(t, cut)}; split by {what}: this part is {label}: "
+                f"{len(ts)} of {len(t)} instances, median {np.median(ts):.3g} µs",
+            )
+        )
+    return out
+
+
+__all__ = ["Eval", "LAUNCH", "collect_units", "group_units", "split_group"]
