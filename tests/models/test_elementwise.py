@@ -1,27 +1,15 @@
 """Elementwise, copy/cast, gated activation, rotary embedding and reduction models."""
 
-from types import SimpleNamespace
-
 import pytest
 
 from perfreport.models import activation, elementwise as ew, reduce as red, rope
 from perfreport.models.registry import model_for
+from tests.kit import fake_op
 
 BF16, F32, I64 = "c10::BFloat16", "float", "long int"
 
 
-def op(name, dims, types, concrete=None):
-    n = len(dims)
-    return SimpleNamespace(
-        name=name,
-        perf_meta={},
-        args={
-            "Input Dims": dims,
-            "Input type": types,
-            "Input Strides": [[]] * n,
-            "Concrete Inputs": concrete or [""] * n,
-        },
-    )
+op = fake_op
 
 
 def test_unary():

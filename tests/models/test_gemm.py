@@ -10,22 +10,12 @@ import pytest
 from perfreport.errors import ModelError
 from perfreport.models import gemm
 from perfreport.models.registry import model_for
+from tests.kit import fake_op
 
 BF16, F32, FP8 = "c10::BFloat16", "float", "c10::Float8_e4m3fn"
 
 
-def op(name, dims, types, concrete=None, strides=None):
-    n = len(dims)
-    return SimpleNamespace(
-        name=name,
-        perf_meta={},
-        args={
-            "Input Dims": dims,
-            "Input type": types,
-            "Input Strides": strides or [[] for _ in range(n)],
-            "Concrete Inputs": concrete or ["" for _ in range(n)],
-        },
-    )
+op = fake_op
 
 
 def test_mm_hand():

@@ -1,28 +1,16 @@
 """Norm models: RMSNorm (aten + vendor layouts), layer/group/batch norm, backward."""
 
-from types import SimpleNamespace
-
 import pytest
 
 from perfreport.errors import ModelError
 from perfreport.models import norms
 from perfreport.models.registry import model_for
+from tests.kit import fake_op
 
 BF16, F32 = "c10::BFloat16", "float"
 
 
-def op(name, dims, types, concrete=None):
-    n = len(dims)
-    return SimpleNamespace(
-        name=name,
-        perf_meta={},
-        args={
-            "Input Dims": dims,
-            "Input type": types,
-            "Input Strides": [[]] * n,
-            "Concrete Inputs": concrete or [""] * n,
-        },
-    )
+op = fake_op
 
 
 def test_aten_rms_norm():

@@ -120,3 +120,27 @@ def test_user_models_file(tmp_path):
         registry.MODEL_PATTERNS[:] = [p for p in registry.MODEL_PATTERNS if "mylib" not in p[0].pattern]
     with pytest.raises(BadInput):
         registry.load_user_models(tmp_path / "missing.py")
+
+
+def test_the_table_names_each_op_once_and_imports_at_module_top():
+    """One declarative table: an op name twice would silently take the later class, and a
+    function-local import would hide an arrow from the import-layer contract."""
+    import ast
+    import collections
+    import inspect
+
+    from perfreport.models import registry as reg
+
+    names = collections.Counter(n for _, *ns in reg.EXACT for n in ns)
+    assert [n for n, c in names.items() if c > 1] == []
+    assert set(reg.MODELS) >= set(names)  # user --models registrations may add more
+    assert [rx for rx, _ in reg.PATTERNS] == [p.pattern for p, _ in reg.MODEL_PATTERNS[: len(reg.PATTERNS)]]
+    tree = ast.parse(inspect.getsource(reg))
+    local = [
+        n.lineno
+        for f in ast.walk(tree)
+        if isinstance(f, ast.FunctionDef)
+        for n in ast.walk(f)
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+    ]
+    assert local == []

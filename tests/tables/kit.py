@@ -14,6 +14,7 @@ from perfreport.models.base import Assumption, PerfModel
 from perfreport.pipeline import load_tree
 from perfreport.specs import load_arch
 from perfreport.tables import build_tables
+from tests.kit import X
 
 H100 = load_arch("h100")
 
@@ -67,10 +68,6 @@ def use_models(monkeypatch):
 
     for k, v in MODELS.items():
         monkeypatch.setitem(registry.MODELS, k, v)
-
-
-def X(cat, name, ts, dur, pid=1, tid=1, **args):
-    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
 
 
 class Trace:

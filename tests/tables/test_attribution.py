@@ -12,12 +12,9 @@ import pytest
 
 from perfreport.pipeline import load_tree
 from perfreport.tables import build_sheets
+from tests.kit import X
 
 BF16 = "c10::BFloat16"
-
-
-def X(cat, name, ts, dur, tid=1, **args):
-    return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur, "args": args}
 
 
 def K(name, ts, dur, corr, stream=7, cat="kernel"):

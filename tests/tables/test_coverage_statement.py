@@ -12,7 +12,8 @@ from perfreport.tables import coverage as cv
 from perfreport.tables.op_times import gpu_time
 from perfreport.tables.flags import split_flags
 from tests.conftest import FIX, ROOT
-from tests.tables.kit import X, Trace, tables, use_models
+from tests.kit import X
+from tests.tables.kit import Trace, tables, use_models
 
 
 def _all_reasons() -> Trace:

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import json
 
 from perfreport.pipeline import load_tree
 from tests.conftest import FIX
+from tests.kit import X, write_trace
 
 
-def _write(tmp_path, events, meta=None):
-    d = {"traceEvents": events, **(meta or {})}
-    p = tmp_path / "t.json"
-    p.write_text(json.dumps(d))
-    return str(p)
-
-
-def X(cat, name, ts, dur, pid=1, tid=1, **args):
-    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
+_write = write_trace
 
 
 def test_nesting_and_direct_vs_subtree(tmp_path):

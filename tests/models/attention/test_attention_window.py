@@ -10,7 +10,7 @@ from perfreport.models.attention.prefill import AiterFmhaV3VarlenFwd, AiterMhaBa
 from perfreport.models.base import bounds
 from perfreport.models.attention.engine_ops import VllmUnifiedAttention
 from perfreport.stats.iteration_formats import parse_iteration
-from perfreport.tree import Op
+from tests.kit import cpu_op
 
 BF16 = "c10::BFloat16"
 FIX = Path(__file__).resolve().parents[3] / "fixtures"
@@ -18,20 +18,7 @@ DECODE = "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32
 
 
 def _op(name, dims, types, ann, concrete=None, meta=None):
-    o = Op(
-        1,
-        name,
-        "cpu_op",
-        1,
-        1,
-        0.0,
-        10.0,
-        {"Input Dims": dims, "Input type": types, "Concrete Inputs": concrete or [""] * len(dims)},
-    )
-    o.set_meta("iteration", parse_iteration(ann))
-    for k, v in (meta or {}).items():
-        o.set_meta(k, v)
-    return o
+    return cpu_op(name, dims, types, concrete, {"iteration": parse_iteration(ann), **(meta or {})})
 
 
 def _unified(meta):

@@ -21,22 +21,16 @@ from perfreport.models.attention.inference import (
 )
 from perfreport.stats.chunks import chunk_stats
 from perfreport.stats.iteration_formats import parse_iteration
-from perfreport.tree import Op
+from tests.kit import cpu_op
 
 BF16, FNUZ, U8 = "c10::BFloat16", "c10::Float8_e4m3fnuz", "unsigned char"
 FIX = Path(__file__).resolve().parents[3] / "fixtures"
 
 
 def _op(name, dims, types, stats, concrete=None, meta=None):
-    args = {"Input Dims": dims, "Input type": types, "Concrete Inputs": concrete or [""] * len(dims)}
-    o = Op(1, name, "cpu_op", 1, 1, 0.0, 10.0, args)
     if isinstance(stats, str):
         stats = parse_iteration(stats)
-    if stats is not None:
-        o.set_meta("iteration", stats)
-    for k, v in (meta or {}).items():
-        o.set_meta(k, v)
-    return o
+    return cpu_op(name, dims, types, concrete, {**({"iteration": stats} if stats is not None else {}), **(meta or {})})
 
 
 def _decode_stats(b, q, ctx):

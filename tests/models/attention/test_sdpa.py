@@ -11,17 +11,12 @@ import pytest
 from perfreport.errors import ModelError
 from perfreport.models.attention import sdpa
 from perfreport.models.registry import model_for
+from tests.kit import fake_op
 
 BF16 = "c10::BFloat16"
 
 
-def op(name, dims, types, concrete):
-    n = len(dims)
-    return SimpleNamespace(
-        name=name,
-        perf_meta={},
-        args={"Input Dims": dims, "Input type": types, "Input Strides": [[]] * n, "Concrete Inputs": concrete},
-    )
+op = fake_op
 
 
 def flash(q, k, v, causal="False", dtype=BF16):
