@@ -23,35 +23,7 @@ definition yet (the ``columns`` sheet says so).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-US = "0.000"  # Excel number formats
-PCT = "0.00"
-INT = "0"
-
-
-@dataclass(frozen=True)
-class Column:
-    """One report column: ``name`` (the header), ``unit``, ``fmt`` (Excel number format, None: as
-    written), ``meaning`` (formula or definition, None: not defined yet) and ``source`` (where
-    its figures come from)."""
-
-    name: str
-    unit: str
-    meaning: str | None
-    source: str
-    fmt: str | None = None
-
-
-SCHEMA: dict[str, Column] = {}
-
-
-def _col(name: str, unit: str, meaning: str | None, source: str, fmt: str | None = None) -> str:
-    if name in SCHEMA:
-        raise ValueError(f"column {name!r} defined twice")
-    SCHEMA[name] = Column(name, unit, meaning, source, fmt)
-    return name
-
+from perfreport.tables.column_schema import INT, PCT, SCHEMA, US, Column, _col, formats  # noqa: F401 (the schema's API)
 
 _T = "tables/perf.py"
 _O = "tables/ops.py"
@@ -410,8 +382,3 @@ def side_b(column: str) -> str:
 NAME_B = _col("name B", "", "side B's name where it differs from A's", _D)
 INPUT_DIMS_B = _col("input dims B", "", "side B's input dims where they differ from A's", _D)
 INPUT_TYPES_B = _col("input types B", "", "side B's input types where they differ from A's", _D)
-
-
-def formats(columns) -> dict[str, str]:
-    """Excel number formats of ``columns`` (those that have one)."""
-    return {c: SCHEMA[c].fmt for c in columns if c in SCHEMA and SCHEMA[c].fmt is not None}
