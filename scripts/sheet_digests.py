@@ -1,7 +1,7 @@
 """Cell-for-cell digests of every sheet perfreport writes for each committed fixture.
 
 ``python scripts/sheet_digests.py`` prints the digests as JSON; ``--update`` rewrites
-``tests/data/sheet_digests.json``; ``tests/test_sheet_digests.py`` recomputes them and names
+``tests/data/sheet_digests.json``; ``tests/house/test_sheet_digests.py`` recomputes them and names
 the fixture and sheet that changed. A change meant to alter figures updates the file in the
 same commit and says why; a refactor leaves it byte-identical.
 

@@ -33,12 +33,22 @@ class RawTrace:
     warnings: list[str] = field(default_factory=list)
 
 
-def read_trace(spec: str, *, keep_python: bool = False, on_progress: Callable[[int], None] | None = None) -> RawTrace:
-    """Stream ``spec`` (path or ``-``) and collect the events the report uses."""
+def read_trace(
+    spec: str,
+    *,
+    keep_python: bool = False,
+    launch_kernels: bool = False,
+    on_progress: Callable[[int], None] | None = None,
+) -> RawTrace:
+    """Stream ``spec`` (path or ``-``) and collect the events the report uses.
+
+    ``launch_kernels`` also keeps the kernel name a launch call records in its args
+    (``records.launch_kernels``: correlation -> (call name, kernel)), which a graph-capture
+    trace needs to match graph nodes; the same single pass reads it."""
     src = Source(spec)
     heap.tune()  # big arrays mmapped, so freeing them lowers the RSS (glibc)
     split = Split()
-    col = Collector(src.name, keep_python=keep_python)
+    col = Collector(src.name, keep_python=keep_python, launch_kernels=launch_kernels)
     gc_was = gc.isenabled()
     gc.disable()  # millions of small acyclic records: the cyclic GC only costs time here
     try:

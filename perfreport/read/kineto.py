@@ -18,8 +18,7 @@ import msgspec
 
 from perfreport.errors import BadInput
 from perfreport.events import GPU_ANNOTATION, NONE, PYTHON, SIDE, GpuEvent, Op
-from perfreport.read.columns import INT64_HI as _HI
-from perfreport.read.columns import INT64_LO as _LO
+from perfreport.read.columns import INT64_HI as _HI, INT64_LO as _LO
 from perfreport.read.columns import CpuColumns, Flows, GpuColumns
 from perfreport.read.repair import loads_args
 from perfreport.read.schema import (
@@ -37,19 +36,19 @@ from perfreport.read.schema import (
     Ev,
     GpuArgs,
 )
-from perfreport.read.schema import decode_any as _any
-from perfreport.read.schema import decode_gpu_args as _gpu_args
-from perfreport.read.schema import decode_op_args as _op_args
-from perfreport.read.schema import decode_rt_args as _rt_args
+from perfreport.read.schema import decode_any as _any, decode_gpu_args as _gpu_args, decode_op_args as _op_args
+from perfreport.read.schema import decode_rt_args as _rt_args, decode_rt_args_kernel as _rt_args_kernel
 from perfreport.read.schema import encode as _encode
 
 
 class Collector:
     """Accumulates event batches into columns (see the module docstring)."""
 
-    def __init__(self, source: str, keep_python: bool = False):
+    def __init__(self, source: str, keep_python: bool = False, launch_kernels: bool = False):
         self.source = source
         self.keep_python = keep_python
+        # correlation -> (launch call name, args.kernel), only when asked (graph capture)
+        self.launch_kernels: dict[int, tuple[str, str]] | None = {} if launch_kernels else None
         self.c = CpuColumns()
         self.g = GpuColumns()
         self.gpu_annotations: list[GpuEvent] = []
@@ -185,7 +184,8 @@ class Collector:
         c_ts, c_dur, c_name, c_cat, c_thr = (c.ts.append, c.dur.append, c.name.append, c.cat.append, c.thr.append)
         c_ext, c_cs, c_args = c.ext.append, c.cs.append, c.args.append
         intern = self._intern_args
-        rt_args = _rt_args
+        launch_kernels = self.launch_kernels
+        rt_args = _rt_args if launch_kernels is None else _rt_args_kernel
         last_pid = last_tid = object()
         last_thr = -1
         n = self.n_events
@@ -228,6 +228,8 @@ class Collector:
                                 self.n_events = n
                                 a = self._args(ev, rt_args)
                                 corr, ext = a.correlation, a.ext if a.ext is not None else a.ext_old
+                                if launch_kernels is not None and a.kernel and corr is not None:
+                                    launch_kernels[corr] = (ev.name, a.kernel)
                             c_args(-1)
                             try:  # typed: int or None
                                 c_ext(NONE if ext is None else ext)

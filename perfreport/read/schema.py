@@ -49,6 +49,14 @@ class RtArgs(msgspec.Struct, gc=False):
     ext_old: int | None = msgspec.field(default=None, name="external id")  # as in GpuArgs
 
 
+class RtArgsKernel(RtArgs, gc=False):
+    """``RtArgs`` plus the kernel name ROCm's roctracer writes in a launch call's args
+    (``args.kernel`` of ``hipLaunchKernel`` / ``hipModuleLaunchKernel``; CUDA traces may not).
+    Decoded only when asked (graph-capture traces), as the string costs on every launch."""
+
+    kernel: str | None = None
+
+
 _R = msgspec.Raw
 
 
@@ -74,6 +82,7 @@ class OpArgs(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 EVENT_DECODER = msgspec.json.Decoder(list[Ev])
 decode_gpu_args = msgspec.json.Decoder(GpuArgs).decode
 decode_rt_args = msgspec.json.Decoder(RtArgs).decode
+decode_rt_args_kernel = msgspec.json.Decoder(RtArgsKernel).decode
 decode_op_args = msgspec.json.Decoder(OpArgs).decode
 decode_any = msgspec.json.decode
 encode = msgspec.json.encode

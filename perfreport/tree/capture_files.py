@@ -1,6 +1,5 @@
 """Capture files on disk: which trace of a capture directory to read (vLLM's
-``execution_details.json``, one SGLang trace or its per-size set), and the kernel names that
-launch calls record in ``args.kernel`` (the reader keeps no runtime args)."""
+``execution_details.json``, one SGLang trace or its per-size set)."""
 
 from __future__ import annotations
 
@@ -8,40 +7,7 @@ import json
 import re
 from pathlib import Path
 
-import msgspec
-
 from perfreport.errors import BadInput
-from perfreport.read.source import Source
-from perfreport.read.splitter import Split, iter_batches
-from perfreport.tree.capture_regions import _KERNEL_CALL, LAUNCH
-
-
-class _RtEv(msgspec.Struct, gc=False):
-    cat: str = ""
-    name: str = ""
-    args: msgspec.Raw = msgspec.Raw()
-
-
-class _LaunchArgs(msgspec.Struct, gc=False):
-    correlation: int | None = None
-    kernel: str | None = None
-
-
-def launch_kernel_names(path: str) -> dict[int, str]:
-    """correlation -> kernel name, from launch calls' ``args.kernel`` (the reader drops
-    runtime args; ROCm records the name there, CUDA traces may not)."""
-    dec, args_dec = msgspec.json.Decoder(list[_RtEv]), msgspec.json.Decoder(_LaunchArgs).decode
-    src, out = Source(path), {}
-    for batch in iter_batches(src.chunks(), dec, src.name, Split()):
-        for ev in batch:
-            if ev.cat in LAUNCH and ev.args and _KERNEL_CALL.match(ev.name):
-                try:
-                    a = args_dec(ev.args)
-                except msgspec.ValidationError:
-                    continue
-                if a.correlation is not None and a.kernel:
-                    out[a.correlation] = a.kernel
-    return out
 
 
 MAX_DETAILS_BYTES = 16 << 20  # vLLM writes a few KB: one entry per captured batch size and mode
@@ -94,4 +60,4 @@ def capture_file(d: Path, annotation: str | None):
     return d / files[0], entries[0][1] if len(entries) == 1 else annotation
 
 
-__all__ = ["capture_file", "launch_kernel_names"]
+__all__ = ["capture_file"]

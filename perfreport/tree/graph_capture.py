@@ -39,6 +39,7 @@ from perfreport.events import KERNEL, USER_ANNOTATION, GpuEvent, Op
 from perfreport.read import read_trace
 from perfreport.stats.iteration_formats import parse_iteration
 from perfreport.tree.capture_regions import (
+    _KERNEL_CALL,
     LAUNCH,
     Region,
     find_regions,
@@ -47,7 +48,7 @@ from perfreport.tree.capture_regions import (
     region_batch_size,
 )
 from perfreport.tree.build import build_tree
-from perfreport.tree.capture_files import capture_file, launch_kernel_names
+from perfreport.tree.capture_files import capture_file
 from perfreport.tree.trace_tree import TraceTree
 
 GRAPH_LAUNCH = re.compile(r"(hip|cuda|cu)GraphLaunch")
@@ -281,8 +282,11 @@ def load_capture(path_or_dir, annotation: str | None = None) -> tuple[TraceTree,
         p, annotation = capture_file(p, annotation)
         if isinstance(p, list):  # SGLang per-size files: a list of trees
             return [load_capture(f)[0] for f in p], None
-    tree = build_tree(read_trace(str(p)))
-    tree.launch_kernel_names = launch_kernel_names(str(p))
+    raw = read_trace(str(p), launch_kernels=True)  # one pass: the kernel names come with the events
+    named = raw.records.launch_kernels
+    tree = build_tree(raw)
+    # correlation -> kernel name, from launch calls' args.kernel (ROCm records it; CUDA may not)
+    tree.launch_kernel_names = {c: k for c, (call, k) in named.items() if _KERNEL_CALL.match(call)}
     caps = sorted({o.name for o in tree.ops if o.cat == USER_ANNOTATION and o.name.startswith("capture_")})
     if annotation is None and len(caps) == 1:
         annotation = caps[0]

@@ -54,6 +54,24 @@ def test_load_capture_dir_and_file(capture):
     assert ann2 == "capture_32_FULL" and len(ct2.ops) == len(ct.ops)
 
 
+def test_capture_file_read_once(monkeypatch):
+    """The events and the launch calls' kernel names come from one pass over the capture file
+    (it was read twice: once for the tree, once more for ``args.kernel``)."""
+    from perfreport.read import source
+
+    opened = []
+    real = source.Source.__init__
+
+    def counted(self, spec, *a, **k):
+        opened.append(str(spec))
+        real(self, spec, *a, **k)
+
+    monkeypatch.setattr(source.Source, "__init__", counted)
+    ct, _ = load_capture(CAPTURE_FILE)
+    assert opened == [str(CAPTURE_FILE)]
+    assert len(ct.launch_kernel_names) == 428
+
+
 def test_every_graph_kernel_matched_by_name(merged):
     tree, rep, _, _ = merged
     assert (rep.events, rep.matched, rep.unmatched) == (421, 421, 0)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1] / "perfreport"
+ROOT = Path(__file__).resolve().parents[2] / "perfreport"
 
 RANK = {
     "errors": 0, "events": 0, "specs": 0, "stats": 0,
