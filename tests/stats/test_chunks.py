@@ -10,6 +10,7 @@ import pytest
 from perfreport.errors import ModelError
 from perfreport.stats.chunks import ChunkStats, GroupStats, chunk_stats, window_group
 from perfreport.stats.iteration_formats import STAT_KEYS, parse_iteration
+from perfreport.stats.iteration_registry import group_from_sums
 
 
 def test_decode_group_of_the_vllm_trace_under_a_128_window():
@@ -90,7 +91,9 @@ def test_chunk_stats_is_a_typed_record_of_both_groups():
 def test_estimated_statistics_stay_with_their_group():
     # 2 prefill requests, 300 new tokens, 500 KV tokens: sqsq 300^2/2 = 45000 in [45000, 299^2 + 1],
     # sqsk 300*500/2 = 75000 in [45000, 150000]
-    s = chunk_stats(_Op(parse_iteration("execute_context_2(300_500)_generation_0(0_0)")))
+    # per-batch sums only (as FlashInfer's prefill sees them; no annotation form gives these)
+    it = {**group_from_sums("g", 0, 0, 0), **group_from_sums("c", 2, 300, 500), "c_reqs": 2, "g_reqs": 0}
+    s = chunk_stats(_Op(it))
     assert s.prefill.estimated == {"sqsq": (45000, 299**2 + 1), "sqsk": (45000, 150000)}
     assert s.decode.estimated == {}
     assert s.estimated == {"c_sqsq": (45000, 299**2 + 1), "c_sqsk": (45000, 150000)}
