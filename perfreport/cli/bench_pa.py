@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
+from types import SimpleNamespace
 from typing import Optional
 
 import typer
@@ -203,35 +204,13 @@ def bench_pa(
     partials: str = typer.Option("fp32", "--partials", help="Our kernel's split-K partials: fp32 or bf16"),
 ):
     """Paged-attention decode: correctness vs the torch reference, cold-cache timing, roofline."""
+    params = dict(locals())  # the options by name, before any other local exists
     from rich.console import Console
 
     from perfreport.pa.bench.run import BenchOptions
 
     gpu = has_gpu()
-    cases, names, base, parts, mma, part_dt = parse_options(
-        gpu,
-        context,
-        batch,
-        query_len,
-        q_heads,
-        kv_heads,
-        head_dim,
-        v_head_dim,
-        page_size,
-        kv_dtype,
-        layout,
-        backend,
-        baseline,
-        partitions,
-        seed,
-        fp8_mma,
-        partials,
-        graph,
-        reps,
-        arch,
-        csv_path,
-        trace,
-    )
+    cases, names, base, parts, mma, part_dt = parse_options(gpu, SimpleNamespace(**params))
     err = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
     log = (lambda s: None) if quiet else (lambda s: err.print(s, highlight=False))
     if not gpu and not quiet:

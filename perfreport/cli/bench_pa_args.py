@@ -122,32 +122,10 @@ def bad(msg: str):
     raise typer.Exit(2)
 
 
-def parse_options(
-    gpu: bool,
-    context,
-    batch,
-    query_len,
-    q_heads,
-    kv_heads,
-    head_dim,
-    v_head_dim,
-    page_size,
-    kv_dtype,
-    layout,
-    backend,
-    baseline,
-    partitions,
-    seed,
-    fp8_mma,
-    partials,
-    graph,
-    reps,
-    arch,
-    csv_path,
-    trace,
-):
-    """The options checked and parsed, before any work: (cases, backends, baseline, partitions,
-    fp8 MMA path, partials dtype); a bad one exits 2 with one line."""
+def parse_options(gpu: bool, o):
+    """The options ``o`` (bench-pa's parameters by name) checked and parsed, before any work:
+    (cases, backends, baseline, partitions, fp8 MMA path, partials dtype); a bad one exits 2 with
+    one line."""
     from perfreport.errors import BadInput
     from perfreport.pa.bench.backends import NAMES
 
@@ -155,36 +133,36 @@ def parse_options(
     choices = {n: n for n in NAMES}
     try:
         cases = build_cases(
-            context or d["context"],
-            batch or d["batch"],
-            query_len,
-            q_heads,
-            kv_heads,
-            head_dim,
-            v_head_dim,
-            page_size,
-            kv_dtype,
-            layout,
+            o.context or d["context"],
+            o.batch or d["batch"],
+            o.query_len,
+            o.q_heads,
+            o.kv_heads,
+            o.head_dim,
+            o.v_head_dim,
+            o.page_size,
+            o.kv_dtype,
+            o.layout,
         )
-        names = sizes.parse_choice_list(backend or d["backend"], "--backend", choices)
-        base = sizes.parse_choice_list(baseline, "--baseline", choices)
-        parts = sizes.parse_partitions(partitions)
-        sizes.check_seed(seed)
-        mma = sizes.parse_choice_list(fp8_mma, "--fp8-mma", {"f16": "f16", "fp8": "fp8"})
-        part_dt = sizes.parse_choice_list(partials, "--partials", {"fp32": "fp32", "bf16": "bf16"})
+        names = sizes.parse_choice_list(o.backend or d["backend"], "--backend", choices)
+        base = sizes.parse_choice_list(o.baseline, "--baseline", choices)
+        parts = sizes.parse_partitions(o.partitions)
+        sizes.check_seed(o.seed)
+        mma = sizes.parse_choice_list(o.fp8_mma, "--fp8-mma", {"f16": "f16", "fp8": "fp8"})
+        part_dt = sizes.parse_choice_list(o.partials, "--partials", {"fp32": "fp32", "bf16": "bf16"})
         if len(mma) != 1 or len(part_dt) != 1:
             raise BadArgs("--fp8-mma and --partials take one value each")
         check_memory(cases, names, parts, gpu)
         if len(base) != 1:
             raise BadArgs("--baseline takes one backend")
-        check_baseline(base[0], gpu, graph)
-        if reps is not None and not 1 <= reps <= 100_000:
-            raise BadArgs(f"--reps must be in [1, 100000], got {reps}")
-        if arch:
+        check_baseline(base[0], gpu, o.graph)
+        if o.reps is not None and not 1 <= o.reps <= 100_000:
+            raise BadArgs(f"--reps must be in [1, 100000], got {o.reps}")
+        if o.arch:
             from perfreport.specs import load_arch
 
-            load_arch(arch)
-        check_targets(csv_path, trace, arch)
+            load_arch(o.arch)
+        check_targets(o.csv_path, o.trace, o.arch)
     except (BadArgs, BadInput, ValueError) as exc:
         bad(str(exc))
     return cases, names, base[0], parts, mma[0], part_dt[0]
