@@ -43,9 +43,6 @@ NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
         "the backward model exists for the backward-link pass",
     ),
     "models/moe/weights.py": (("tests/models/moe/test_experts.py",), "split out of experts.py for size"),
-    "models/activation.py": (("tests/models/test_elementwise.py",), "one of the elementwise family's models"),
-    "models/reduce.py": (("tests/models/test_elementwise.py",), "one of the elementwise family's models"),
-    "models/rope.py": (("tests/models/test_elementwise.py",), "one of the elementwise family's models"),
     "multi/merge.py": (
         ("tests/multi/test_engines.py", "tests/cli/test_hostile_outputs.py"),
         "merging is what a run is",
@@ -94,9 +91,6 @@ NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
     "writers/console_multi.py": (("tests/writers/test_views.py", "tests/multi/test_coverage.py"), "a console view"),
     "writers/fit_table.py": (("tests/writers/test_views.py",), "every view's layout, snapshot at 80/120/200 columns"),
     "writers/roofline_svg.py": (("tests/writers/test_html.py",), "the chart of the HTML page"),
-    "events.py": (("tests/tree/test_build.py", "tests/read/test_schema.py"), "the event records the tree is made of"),
-    "models/args.py": (("tests/models/moe/test_experts.py", "tests/models/test_gemm.py"), "argument readers"),
-    "models/base.py": (("tests/models/test_registry.py", "tests/tables/test_perf.py"), "the PerfModel base class"),
     "cli/archs.py": (("tests/cli/test_help.py",), _CLI),
     "cli/bench_pa_args.py": (("tests/cli/test_bench_pa.py",), _CLI),
 }
