@@ -43,17 +43,9 @@ NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
         "the backward model exists for the backward-link pass",
     ),
     "models/moe/weights.py": (("tests/models/moe/test_experts.py",), "split out of experts.py for size"),
-    "multi/merge.py": (
-        ("tests/multi/test_engines.py", "tests/cli/test_hostile_outputs.py"),
-        "merging is what a run is",
-    ),
     "multi/report.py": (
         ("tests/writers/test_html_ranks.py",),
         "a Report with per-rank fields; its one method writes HTML",
-    ),
-    "multi/stragglers.py": (
-        ("tests/multi/test_overlap.py", "tests/writers/test_views.py"),
-        "a sheet of the merged run",
     ),
     "pa/bench/backends/aiter_backend.py": (("tests/pa/bench/test_backends.py", "tests/cli/test_bench_pa.py"), _GPU),
     "pa/bench/backends/flashinfer_backend.py": (("tests/pa/bench/test_backends.py",), _GPU),
@@ -91,8 +83,6 @@ NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
     "writers/console_multi.py": (("tests/writers/test_views.py", "tests/multi/test_coverage.py"), "a console view"),
     "writers/fit_table.py": (("tests/writers/test_views.py",), "every view's layout, snapshot at 80/120/200 columns"),
     "writers/roofline_svg.py": (("tests/writers/test_html.py",), "the chart of the HTML page"),
-    "cli/archs.py": (("tests/cli/test_help.py",), _CLI),
-    "cli/bench_pa_args.py": (("tests/cli/test_bench_pa.py",), _CLI),
 }
 
 
