@@ -64,11 +64,7 @@ NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
     "pa/kernel/reduce_kernel.py": (("tests/pa/kernel/test_partition_kernel.py",), _KERNEL),
     "pipeline.py": (("tests/test_pipeline_reference_traces.py", "tests/tree/test_build.py"), "the whole analysis"),
     "tables/columns.py": (("tests/tables/test_column_schema.py",), "the column constants (data) and their schema"),
-    "writers/audit.py": (("tests/tables/test_audit.py", "tests/writers/test_views.py"), "the --audit view"),
-    "writers/column_docs.py": (("tests/tables/test_column_schema.py", "tests/writers/test_excel.py"), "columns sheet"),
-    "writers/console_multi.py": (("tests/writers/test_views.py", "tests/multi/test_coverage.py"), "a console view"),
     "writers/fit_table.py": (("tests/writers/test_views.py",), "every view's layout, snapshot at 80/120/200 columns"),
-    "writers/roofline_svg.py": (("tests/writers/test_html.py",), "the chart of the HTML page"),
 }
 
 
