@@ -38,11 +38,6 @@ NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
         ("tests/models/attention/test_attention_window.py", "tests/models/attention/test_varlen_bounds.py"),
         "the prefill attention models are tested with the window and varlen bounds they share",
     ),
-    "models/backward.py": (
-        ("tests/passes/test_backward_link.py",),
-        "the backward model exists for the backward-link pass",
-    ),
-    "models/moe/weights.py": (("tests/models/moe/test_experts.py",), "split out of experts.py for size"),
     "multi/report.py": (
         ("tests/writers/test_html_ranks.py",),
         "a Report with per-rank fields; its one method writes HTML",
@@ -57,9 +52,7 @@ NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
     "pa/kernel/host.py": (("tests/pa/kernel/test_partition_kernel.py", "tests/pa/kernel/test_pa_gpu.py"), _KERNEL),
     "pa/kernel/launch.py": (("tests/pa/kernel/test_tuning.py", "tests/pa/kernel/test_partition_kernel.py"), _KERNEL),
     "pa/kernel/reduce_kernel.py": (("tests/pa/kernel/test_partition_kernel.py",), _KERNEL),
-    "pipeline.py": (("tests/test_pipeline_reference_traces.py", "tests/tree/test_build.py"), "the whole analysis"),
     "tables/columns.py": (("tests/tables/test_column_schema.py",), "the column constants (data) and their schema"),
-    "writers/fit_table.py": (("tests/writers/test_views.py",), "every view's layout, snapshot at 80/120/200 columns"),
 }
 
 
