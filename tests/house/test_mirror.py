@@ -86,8 +86,34 @@ def problems(root: Path, table: dict) -> list[str]:
     return out
 
 
+def clashing_test_names(tests: Path) -> dict[str, list[str]]:
+    """Test files pytest would import under one module name: the same basename in folders that are
+    not packages (a mirror such as tree/steps.py and tables/steps.py needs one of them to be)."""
+    seen: dict[str, list[str]] = {}
+    for p in sorted(tests.rglob("test_*.py")):
+        if not (p.parent / "__init__.py").exists():
+            seen.setdefault(p.name, []).append(str(p.relative_to(tests)))
+    return {k: v for k, v in seen.items() if len(v) > 1}
+
+
 def test_every_module_has_its_mirror_test_file_or_a_reason():
     assert problems(ROOT, NO_MIRROR) == []
+
+
+def test_test_module_names_do_not_clash():
+    assert clashing_test_names(ROOT / "tests") == {}, "add an __init__.py to one of the folders"
+
+
+def test_the_clash_check_sees_two_steps_tests(tmp_path):
+    for d in ("tree", "tables", "read"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "test_steps.py").write_text("")
+    assert clashing_test_names(tmp_path) == {
+        "test_steps.py": ["read/test_steps.py", "tables/test_steps.py", "tree/test_steps.py"]
+    }
+    (tmp_path / "tables" / "__init__.py").write_text("")
+    (tmp_path / "read" / "__init__.py").write_text("")
+    assert clashing_test_names(tmp_path) == {}
 
 
 def _house(tmp_path: Path) -> Path:
