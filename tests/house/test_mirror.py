@@ -1,0 +1,163 @@
+"""House rule: tests/ mirrors perfreport/ file by file.
+
+Every module ``perfreport/<dir>/<m>.py`` (``__init__`` and ``__main__`` aside) has its own test file
+``tests/<dir>/test_<m>.py`` -- or an entry in :data:`NO_MIRROR` naming the existing test files that
+exercise it and why it has none of its own. The table only shrinks: an entry whose module has gained its
+mirror file, whose module is gone, or whose test files are gone fails, so does a new module with
+neither. To add a module, add its test file beside the others of its stage.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_CLI = "command wiring (options -> analyze/diff/multi); run end to end through typer's CliRunner"
+_GPU = "a vendor library's kernel behind the Backend interface: runs only where that library and a GPU are"
+_KERNEL = "Triton kernel code: run on the CPU under TRITON_INTERPRET=1 through the launch path"
+
+# module (relative to perfreport/) -> (test files, relative to the repository root, that exercise it; why none of its own)
+NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
+    "cli/analyze.py": (("tests/cli/test_outputs.py", "tests/cli/test_hostile.py", "tests/cli/test_bad_input.py"), _CLI),
+    "cli/app.py": (("tests/cli/test_help.py", "tests/cli/test_hostile.py"), _CLI),
+    "cli/diff.py": (("tests/diff/test_diff.py", "tests/cli/test_hostile_outputs.py"), _CLI),
+    "cli/multi.py": (("tests/cli/test_multi_options.py", "tests/multi/test_inputs.py"), _CLI),
+    "errors.py": (("tests/cli/test_bad_input.py",), "its mirror tests/test_errors.py is on branch h21p"),
+    "writers/text.py": (("tests/writers/test_summary.py",), "its mirror tests/writers/test_text.py is on branch h21p"),
+    "multi/ray_connect.py": (("tests/multi/test_engines.py",), "its mirror tests/multi/test_ray_connect.py is on h21i"),
+    "models/attention/engine_ops.py": (
+        ("tests/models/attention/test_inference.py",),
+        "its mirror tests/models/attention/test_engine_ops.py is on branch h19kv",
+    ),
+    "models/attention/flashinfer_paged_prefill.py": (
+        ("tests/models/attention/test_flashinfer_prefill.py",),
+        "split out of flashinfer_prefill.py for size; one test file covers both halves of the family",
+    ),
+    "models/attention/prefill.py": (
+        ("tests/models/attention/test_attention_window.py", "tests/models/attention/test_varlen_bounds.py"),
+        "the prefill attention models are tested with the window and varlen bounds they share",
+    ),
+    "multi/report.py": (
+        ("tests/writers/test_html_ranks.py",),
+        "a Report with per-rank fields; its one method writes HTML",
+    ),
+    "pa/bench/backends/aiter_backend.py": (("tests/pa/bench/test_backends.py", "tests/cli/test_bench_pa.py"), _GPU),
+    "pa/bench/backends/flashinfer_backend.py": (("tests/pa/bench/test_backends.py",), _GPU),
+    "pa/bench/backends/flydsl_backend.py": (("tests/pa/bench/test_backends.py",), _GPU),
+    "pa/bench/backends/torch_backend.py": (("tests/cli/test_bench_pa.py",), "the torch reference as a backend"),
+    "pa/bench/backends/triton_backend.py": (("tests/cli/test_bench_pa.py", "tests/pa/bench/test_run.py"), _GPU),
+    "pa/bench/backends/vllm_backend.py": (("tests/pa/bench/test_backends.py", "tests/cli/test_bench_pa.py"), _GPU),
+    "pa/kernel/cache.py": (("tests/pa/kernel/test_reference.py", "tests/pa/kernel/test_partition_kernel.py"), _KERNEL),
+    "pa/kernel/host.py": (("tests/pa/kernel/test_partition_kernel.py", "tests/pa/kernel/test_pa_gpu.py"), _KERNEL),
+    "pa/kernel/launch.py": (("tests/pa/kernel/test_tuning.py", "tests/pa/kernel/test_partition_kernel.py"), _KERNEL),
+    "pa/kernel/reduce_kernel.py": (("tests/pa/kernel/test_partition_kernel.py",), _KERNEL),
+    "tables/columns.py": (("tests/tables/test_column_schema.py",), "the column constants (data) and their schema"),
+}
+
+
+def modules(pkg: Path) -> list[str]:
+    """Every module of ``pkg`` but ``__init__`` and ``__main__``, relative to it."""
+    return sorted(str(p.relative_to(pkg)) for p in pkg.rglob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+
+
+def mirror(rel: str) -> str:
+    """``read/heap.py`` -> ``tests/read/test_heap.py``; ``events.py`` -> ``tests/test_events.py``."""
+    p = Path(rel)
+    return str(Path("tests") / p.parent / f"test_{p.name}")
+
+
+def problems(root: Path, table: dict) -> list[str]:
+    """One line per module with neither a mirror test file nor a table entry, and per stale entry."""
+    mods = modules(root / "perfreport")
+    out = []
+    for m in mods:
+        has = (root / mirror(m)).is_file()
+        if not has and m not in table:
+            out.append(f"{m}: no {mirror(m)} (write it) and no NO_MIRROR entry")
+        if has and m in table:
+            out.append(f"{m}: has {mirror(m)} now: remove its NO_MIRROR entry")
+    for m, (files, why) in table.items():
+        if m not in mods:
+            out.append(f"{m}: no such module: remove its NO_MIRROR entry")
+        if not files or not why:
+            out.append(f"{m}: a NO_MIRROR entry names the test files that exercise the module and why")
+        out += [f"{m}: NO_MIRROR names {f}, which does not exist" for f in files if not (root / f).is_file()]
+    return out
+
+
+def clashing_test_names(tests: Path) -> dict[str, list[str]]:
+    """Test files pytest would import under one module name: the same basename in folders that are
+    not packages (a mirror such as tree/steps.py and tables/steps.py needs one of them to be)."""
+    seen: dict[str, list[str]] = {}
+    for p in sorted(tests.rglob("test_*.py")):
+        if not (p.parent / "__init__.py").exists():
+            seen.setdefault(p.name, []).append(str(p.relative_to(tests)))
+    return {k: v for k, v in seen.items() if len(v) > 1}
+
+
+def test_every_module_has_its_mirror_test_file_or_a_reason():
+    assert problems(ROOT, NO_MIRROR) == []
+
+
+def test_test_module_names_do_not_clash():
+    assert clashing_test_names(ROOT / "tests") == {}, "add an __init__.py to one of the folders"
+
+
+def test_the_clash_check_sees_two_steps_tests(tmp_path):
+    for d in ("tree", "tables", "read"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "test_steps.py").write_text("")
+    assert clashing_test_names(tmp_path) == {
+        "test_steps.py": ["read/test_steps.py", "tables/test_steps.py", "tree/test_steps.py"]
+    }
+    (tmp_path / "tables" / "__init__.py").write_text("")
+    (tmp_path / "read" / "__init__.py").write_text("")
+    assert clashing_test_names(tmp_path) == {}
+
+
+def _house(tmp_path: Path) -> Path:
+    for f in (
+        "perfreport/__init__.py",
+        "perfreport/read/__init__.py",
+        "perfreport/read/heap.py",
+        "perfreport/events.py",
+    ):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("")
+    for f in ("tests/read/test_heap.py", "tests/test_events.py", "tests/cli/test_help.py"):
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("")
+    return tmp_path
+
+
+def test_mirror_names():
+    assert mirror("read/heap.py") == "tests/read/test_heap.py"
+    assert mirror("pa/bench/backends/vllm_backend.py") == "tests/pa/bench/backends/test_vllm_backend.py"
+    assert mirror("events.py") == "tests/test_events.py"
+
+
+def test_the_check_passes_a_mirrored_house(tmp_path):
+    assert problems(_house(tmp_path), {}) == []
+
+
+def test_the_check_finds_a_new_module_with_neither(tmp_path):
+    root = _house(tmp_path)
+    (root / "perfreport/read/new.py").write_text("")
+    assert problems(root, {}) == ["read/new.py: no tests/read/test_new.py (write it) and no NO_MIRROR entry"]
+    assert problems(root, {"read/new.py": (("tests/cli/test_help.py",), "CLI only")}) == []
+
+
+def test_the_check_finds_stale_entries(tmp_path):
+    root = _house(tmp_path)
+    table = {
+        "read/heap.py": (("tests/cli/test_help.py",), "why"),  # has its mirror now
+        "read/gone.py": (("tests/cli/test_help.py",), "why"),  # no such module
+        "events.py": (("tests/cli/test_gone.py",), "why"),  # names a missing test file
+    }
+    assert problems(root, table) == [
+        "events.py: has tests/test_events.py now: remove its NO_MIRROR entry",
+        "read/heap.py: has tests/read/test_heap.py now: remove its NO_MIRROR entry",
+        "read/gone.py: no such module: remove its NO_MIRROR entry",
+        "events.py: NO_MIRROR names tests/cli/test_gone.py, which does not exist",
+    ]

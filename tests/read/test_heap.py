@@ -1,0 +1,55 @@
+"""read/heap.py: malloc thresholds pinned once per process, trim hands pages back; a no-op without glibc."""
+
+from __future__ import annotations
+
+import perfreport.read.heap as heap
+
+
+class FakeLibc:
+    def __init__(self):
+        self.calls = []
+
+    def mallopt(self, param, value):
+        self.calls.append(("mallopt", param, value))
+        return 1
+
+    def malloc_trim(self, pad):
+        self.calls.append(("malloc_trim", pad))
+        return 1
+
+
+def test_tune_pins_both_thresholds_once(monkeypatch):
+    lib = FakeLibc()
+    monkeypatch.setattr(heap, "_libc", lib)
+    monkeypatch.setattr(heap, "_tuned", False)
+    heap.tune()
+    heap.tune()
+    assert lib.calls == [("mallopt", -3, 128 * 1024), ("mallopt", -1, 128 * 1024)]
+
+
+def test_trim_asks_for_every_free_page(monkeypatch):
+    lib = FakeLibc()
+    monkeypatch.setattr(heap, "_libc", lib)
+    heap.trim()
+    heap.trim()
+    assert lib.calls == [("malloc_trim", 0), ("malloc_trim", 0)]
+
+
+def test_without_glibc_both_do_nothing(monkeypatch):
+    monkeypatch.setattr(heap, "_libc", False)
+    monkeypatch.setattr(heap, "_tuned", False)
+    heap.tune()
+    heap.trim()
+    assert heap._tuned is True
+
+
+def test_a_missing_libc_is_remembered_as_absent(monkeypatch):
+    import ctypes
+
+    def no_lib(name):
+        raise OSError(name)
+
+    monkeypatch.setattr(heap, "_libc", None)
+    monkeypatch.setattr(ctypes, "CDLL", no_lib)
+    assert heap._lib() is False
+    assert heap._libc is False

@@ -1,0 +1,111 @@
+"""tables/perf_groups.py: units covering every GPU event once, grouped by op and arguments; a model
+evaluated once per argument set (a failing model keeps its row with the reason); a bimodal group
+split by its kernels or by layer parity."""
+
+from __future__ import annotations
+
+from perfreport.errors import ModelError
+from perfreport.models.base import PerfModel
+from perfreport.pipeline import load_tree
+from perfreport.tables.perf_groups import Eval, collect_units, group_units, split_group
+from tests.kit import X, fake_op, shape_args, write_trace
+
+MM = shape_args([[64, 64], [64, 64]], ["float", "float"])
+
+
+def _trace(tmp_path, durs, names=None, fname="t.json"):
+    ev, t = [], 0
+    for i, d in enumerate(durs):
+        ev += [
+            X("cpu_op", "aten::mm", t, 20, **MM),
+            X("cuda_runtime", "cudaLaunchKernel", t + 2, 2, correlation=i + 1),
+            X(
+                "kernel",
+                (names or ["gemm"] * len(durs))[i],
+                10_000 + 1_000 * i,
+                d,
+                pid=0,
+                tid=7,
+                device=0,
+                stream=7,
+                correlation=i + 1,
+            ),
+        ]
+        t += 100
+    ev.append(X("kernel", "stray", 50_000, 3, pid=0, tid=7, device=0, stream=7, correlation=999))
+    return load_tree(write_trace(tmp_path, ev, name=fname))
+
+
+class Refuses(PerfModel):
+    category = "GEMM"
+
+    def __init__(self, op):
+        raise ModelError(f"{op.name}: not this one")
+
+
+class Buggy(PerfModel):
+    def __init__(self, op):
+        raise ZeroDivisionError("oops")
+
+
+class Fine(PerfModel):
+    category = "GEMM"
+    kind = "matrix"
+
+    def params(self):
+        return {"M": 2}
+
+    def flops(self):
+        return 8
+
+    def bytes(self):
+        return 16
+
+    def precision(self):
+        return "fp32"
+
+
+def test_eval_keeps_the_figures_or_the_reason():
+    op = fake_op("aten::mm", [[2, 2]], ["float"])
+    e = Eval(Fine, op)
+    assert (e.model, e.params, e.flops, e.bytes, e.spec, e.bounds, e.reason) == (
+        "Fine",
+        {"M": 2},
+        8.0,
+        16.0,
+        "matrix_fp32",
+        (8.0, 8.0, 16.0, 16.0),
+        "",
+    )
+    assert Eval(Refuses, op).reason == "aten::mm: not this one" and Eval(Refuses, op).flops is None
+    assert Eval(Buggy, op).reason == "model failed: ZeroDivisionError: oops"
+
+
+def test_units_cover_every_gpu_event_once(tmp_path):
+    t = _trace(tmp_path, [10, 10, 10])
+    units = list(collect_units(t))
+    seen = [g.uid for _, _, ks, _ in units for g in ks]
+    assert sorted(seen) == sorted(g.uid for g in t.gpu)
+    assert [name for _, name, _, _ in units][-1] == "(unlinked) stray"
+    assert all(cls is not None for op, name, _, cls in units if name == "aten::mm")
+
+
+def test_one_group_per_op_and_arguments(tmp_path):
+    groups = group_units(_trace(tmp_path, [10, 12, 14]))
+    mm = [g for k, g in groups.items() if k[0] == "aten::mm"]
+    assert len(mm) == 1 and mm[0].times == [10.0, 12.0, 14.0]
+    assert split_group(mm[0])[0][3] == ""  # not bimodal: one part, no flag
+
+
+def test_a_bimodal_group_is_split_by_layer_parity_or_kernels(tmp_path):
+    (grp,) = [g for k, g in group_units(_trace(tmp_path, [10, 100, 10, 100])).items() if k[0] == "aten::mm"]
+    parts = split_group(grp)
+    assert [p[0] for p in parts] == [[10.0, 10.0], [100.0, 100.0]]
+    assert "split by layer parity: this part is the even instances (layer parity): 2 of 4 instances" in parts[0][3]
+    names = ["gemm_small", "gemm_small", "gemm_big", "gemm_big"]
+    (grp,) = [
+        g for k, g in group_units(_trace(tmp_path, [10, 10, 100, 100], names, "k.json")).items() if k[0] == "aten::mm"
+    ]
+    parts = split_group(grp)
+    assert [p[0] for p in parts] == [[10.0, 10.0], [100.0, 100.0]]
+    assert "split by kernels: this part is kernels gemm_small" in parts[0][3]

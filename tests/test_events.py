@@ -1,0 +1,71 @@
+"""events.py: Op and GpuEvent read the same whether they hold their own values (constructor) or
+live in the tree's shared columns; navigation, perf_meta, launch call and owner of a GPU event."""
+
+from __future__ import annotations
+
+import pytest
+
+from perfreport.events import RUNTIME, GpuEvent, Op
+from perfreport.pipeline import load_tree
+from tests.kit import X, write_trace
+
+
+def _op(uid, name, cat="cpu_op", ts=0.0, dur=10.0, **kw):
+    return Op(uid, name, cat, 1, 2, ts, dur, **kw)
+
+
+def test_an_op_holds_its_own_values_and_decodes_bytes_args():
+    o = _op(3, "aten::mm", ts=5.0, dur=2.5, args=b'{"Input Dims": [[2, 3]]}', correlation=7, ext_id=9, seq=4)
+    assert (o.ts, o.dur, o.end, o.pid, o.tid) == (5.0, 2.5, 7.5, 1, 2)
+    assert (o.correlation, o.ext_id, o.seq) == (7, 9, 4)
+    assert o.args == {"Input Dims": [[2, 3]]}
+    assert _op(1, "x").args == {} and _op(1, "x", args=b"").args == {}
+
+
+def test_perf_meta_is_written_only_through_set_meta():
+    o = _op(1, "aten::mm")
+    assert o.perf_meta == {}
+    with pytest.raises(TypeError):
+        o.perf_meta["k"] = 1  # read-only view until a pass sets a field
+    o.set_meta("k", 2)
+    assert o.perf_meta == {"k": 2}
+
+
+def test_walk_ancestors_and_subtree_kernels():
+    root, a, b, launch = _op(0, "root"), _op(1, "a"), _op(2, "b"), _op(3, "cudaLaunchKernel", RUNTIME)
+    root.children, a.children, b.children, launch.children = [a, b], [launch], [], []
+    for c, p in ((a, root), (b, root), (launch, a)):
+        c.parent = p
+    k1, k2 = (GpuEvent(10 + i, f"k{i}", "kernel", 0, 7, 100.0 + i, 1.0, i) for i in (1, 2))
+    a.kernels, launch.kernels, b.kernels = [k1], [k1], [k2]  # the launch call's list repeats a's
+    assert [o.name for o in root.walk()] == ["root", "a", "cudaLaunchKernel", "b"]
+    assert [o.name for o in launch.ancestors()] == ["a", "root"]
+    assert [k.name for k in root.subtree_kernels()] == ["k1", "k2"]  # k1 once
+
+
+def test_a_gpu_event_made_by_hand():
+    g = GpuEvent(1, "gemm", "kernel", 0, 7, 50.0, 4.0, 3, ext_id=8, nbytes=None)
+    assert (g.ts, g.dur, g.end, g.stream_time, g.correlation, g.ext_id, g.nbytes) == (50.0, 4.0, 54.0, 4.0, 3, 8, None)
+    assert (g.op, g.owner, g.launch_name, g.launch_call) == (None, None, None, None)
+    op, call = _op(2, "aten::mm"), _op(3, "cudaLaunchKernel", RUNTIME, ts=1.0, dur=0.5)
+    call.parent = op
+    g.launcher = call
+    assert (g.op, g.owner, g.launch_name, g.launch_call) == (op, op, "cudaLaunchKernel", (1.0, 0.5))
+
+
+def test_records_in_a_built_tree_read_from_the_columns(tmp_path):
+    ev = [
+        X("cpu_op", "aten::mm", 0, 50, **{"External id": 12}),
+        X("cuda_runtime", "cudaLaunchKernel", 10, 5, correlation=1),
+        X("kernel", "gemm", 100, 20, pid=0, tid=7, device=0, stream=7, correlation=1),
+        X("kernel", "gemm2", 110, 20, pid=0, tid=7, device=0, stream=7, correlation=2),  # overlaps gemm by 10
+        X("cuda_runtime", "cudaLaunchKernel", 20, 5, correlation=2),
+    ]
+    t = load_tree(write_trace(tmp_path, ev), passes=False)
+    (mm,) = t.ops_named("aten::mm")
+    assert (mm.ts, mm.dur, mm.ext_id, mm.pid, mm.tid) == (0.0, 50.0, 12, 1, 1)
+    g, g2 = sorted(t.gpu, key=lambda e: e.ts)
+    assert (g.op, g.owner, g.launch_name, g.launch_call) == (mm, mm, "cudaLaunchKernel", (10.0, 5.0))
+    assert (g.stream_time, g2.stream_time) == (20.0, 10.0)  # the overlap is charged to the first
+    mm._own()  # detached from the columns: reads the same
+    assert (mm.ts, mm.dur, mm.ext_id) == (0.0, 50.0, 12)
