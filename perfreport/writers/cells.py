@@ -5,7 +5,7 @@ Trace names are untrusted text. Every writer routes them through here:
 - :func:`plain`: numpy scalars to Python values, NaN/inf to empty (never ``np.float64(...)``);
 - :func:`text`: control characters, ANSI escapes and bidi overrides shown as ``\\xNN`` /
   ``\\uNNNN``, lone surrogates as U+FFFD (:func:`perfreport.errors.printable`);
-- :func:`excel_cell`: that text as a *text* cell (a name starting with ``=`` is never a
+- :func:`excel_text`: that text for a *text* cell (a name starting with ``=`` is never a
   formula), cut to Excel's 32,767-character limit with a visible marker;
 - :func:`csv_field`: that text with a leading ``'`` when it starts with ``=``, ``+``, ``-``,
   ``@``, tab or CR (the usual CSV-injection mitigation: a spreadsheet shows the text, and
@@ -99,16 +99,6 @@ def excel_text(s: str) -> tuple[str, bool]:
     return s, False
 
 
-def excel_cell(ws, s: str):
-    """(a write-only text cell holding ``s``, whether it was cut)."""
-    from openpyxl.cell import WriteOnlyCell
-
-    v, cut = excel_text(s)
-    cell = WriteOnlyCell(ws, value=v)
-    cell.data_type = "s"  # text, even when it starts with '=' (not a formula)
-    return cell, cut
-
-
 def csv_field(v):
     if isinstance(v, str):
         v = text(v)
@@ -130,7 +120,6 @@ __all__ = [
     "columns",
     "text",
     "excel_text",
-    "excel_cell",
     "csv_field",
     "console_text",
     "MAX_CELL",

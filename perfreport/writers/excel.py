@@ -13,10 +13,8 @@ fitted to the page width, the header row (and first column) on every page. Excel
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import math
-import os
 import re
 import sys
 from pathlib import Path
@@ -177,7 +175,7 @@ def by_column(data: list[list], width: int) -> list[list]:
 
 
 def _clip(cols: list[list], name: str, warnings: list[str], cut: dict) -> list[list]:
-    """Excel's row cap, and a warning for the text cells :func:`excel_cell` will cut (counted
+    """Excel's row cap, and a warning for the text cells :func:`excel_text` will cut (counted
     up front: the notes sheet, written second, lists them)."""
     n_rows = len(cols[0]) if cols else 0
     if n_rows > MAX_ROWS:
@@ -222,7 +220,6 @@ def write_workbook(sheets, path: str | Path, notes: list[str] | None = None, *, 
     """Write ``sheets`` to ``path`` atomically; returns warnings (e.g. truncations).
     A write error (disk full, a size limit) is one :class:`BadInput` line; nothing is left."""
     hook = sys.unraisablehook
-    spooled = _spooled()
     try:
         try:
             return _write(sheets, path, notes, spec, coverage)
@@ -239,28 +236,7 @@ def write_workbook(sheets, path: str | Path, notes: list[str] | None = None, *, 
         gc.collect()  # the failed writer's objects, freed here rather than at exit
     finally:
         sys.unraisablehook = hook
-        _remove_spooled(spooled)
     raise err
-
-
-def _spooled() -> set:
-    """openpyxl's write-only sheets spool to temporary files in $TMPDIR, removed by an atexit
-    hook that a pool worker never runs: the names known before a write."""
-    from openpyxl.worksheet import _writer
-
-    return set(getattr(_writer, "ALL_TEMP_FILES", ()))
-
-
-def _remove_spooled(before: set) -> None:
-    """Remove the spool files this write left (a failed or interrupted save leaves them)."""
-    from openpyxl.worksheet import _writer
-
-    files = getattr(_writer, "ALL_TEMP_FILES", None)
-    for f in [f for f in (files or ()) if f not in before]:
-        with contextlib.suppress(OSError):
-            os.remove(f)
-        with contextlib.suppress(ValueError):
-            files.remove(f)
 
 
 def _ignore(unraisable) -> None:
