@@ -5,7 +5,7 @@
 
 Builds a 3.1 MB trace (the first half, in time, of fixtures/h100_qwen_0.5b.json.gz:
 ``benchmarks/make_wide_trace.py --copies 1 --fraction 0.5``) and measures, in fresh child
-processes, the CPU seconds (user + system, best of ``--repeat``) of:
+processes, the CPU seconds (user + system; median and best of ``--repeat`` runs, the checkouts in turn) of:
 
 * ``python -c pass`` (the baseline: interpreter start),
 * ``python -c "import perfreport.cli.app"`` (the command line's imports),
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,17 +34,16 @@ _MEASURE = (
 )
 
 
-def cpu(cmd: list[str], tree: Path, repeat: int) -> tuple[int, float]:
+def cpu_once(cmd: list[str], tree: Path, cwd: str) -> tuple[int, float]:
+    """(exit code, CPU s) of ``cmd`` with ``tree`` on PYTHONPATH, run in ``cwd`` (not a checkout:
+    ``python -m`` and ``-c`` put the working directory first on sys.path)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
     env["PYTHONPATH"] = str(tree)
-    best, rc = None, 0
-    for _ in range(repeat):
-        out = subprocess.run(
-            [sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True, check=True, env=env
-        )
-        rc, c = out.stdout.split()
-        best = float(c) if best is None else min(best, float(c))
-    return int(rc), best
+    out = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True, check=True, env=env, cwd=cwd
+    )
+    rc, c = out.stdout.split()
+    return int(rc), float(c)
 
 
 def main() -> None:
@@ -70,17 +70,36 @@ def main() -> None:
         py = sys.executable
         trees = [("this tree", ROOT)] + ([(f"--tree {a.tree}", Path(a.tree).resolve())] if a.tree else [])
         print(
-            f"| checkout ({mb:.1f} MB trace) | interpreter start CPU s | imports CPU s | analyze + workbook CPU s | beyond start |"
+            f"| checkout ({mb:.1f} MB trace) | interpreter start CPU s | imports CPU s | analyze + workbook CPU s | "
+            "beyond start (median) | beyond start (best) |"
         )
-        print("|---|---|---|---|---|")
-        for name, tree in trees:
+        print("|---|---|---|---|---|---|")
+        cmds = {
+            "start": [py, "-c", "pass"],
+            "imports": [py, "-c", "import perfreport.cli.app"],
+            "run": [py, "-m", "perfreport", "analyze", str(t), "-o", f"{d}/s.xlsx", "-q"],
+        }
+        for _, tree in trees:
             subprocess.run(
                 [py, "-m", "compileall", "-q", str(tree / "perfreport")], check=True, stdout=subprocess.DEVNULL
             )
-            _, start = cpu([py, "-c", "pass"], tree, a.repeat)
-            _, imp = cpu([py, "-c", "import perfreport.cli.app"], tree, a.repeat)
-            rc, run = cpu([py, "-m", "perfreport", "analyze", str(t), "-o", f"{d}/s.xlsx", "-q"], tree, a.repeat)
-            print(f"| {name} (exit {rc}) | {start:.3f} | {imp:.3f} | {run:.3f} | {run - start:.3f} |", flush=True)
+        got: dict = {(name, k): [] for name, _ in trees for k in cmds}
+        rcs = {}
+        for _ in range(a.repeat):  # the checkouts in turn, so a change of load falls on both
+            for name, tree in trees:
+                for k, cmd in cmds.items():
+                    rc, c = cpu_once(cmd, tree, d)
+                    got[(name, k)].append(c)
+                    rcs[name] = rc if k == "run" else rcs.get(name, 0)
+        for name, _ in trees:
+            med = {k: statistics.median(got[(name, k)]) for k in cmds}
+            best = {k: min(got[(name, k)]) for k in cmds}
+            print(
+                f"| {name} (exit {rcs[name]}) | {med['start']:.3f} | {med['imports']:.3f} | {med['run']:.3f} | "
+                f"{med['run'] - med['start']:.3f} | {best['run'] - best['start']:.3f} |",
+                flush=True,
+            )
+        print(f"(medians and bests of {a.repeat} runs each, in turn; load average {os.getloadavg()[0]:.1f} at the end)")
 
 
 if __name__ == "__main__":

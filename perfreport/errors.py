@@ -9,6 +9,7 @@ import signal
 # escapes start with ESC), bidi overrides (text that displays in another order than it
 # reads) and lone surrogates (not encodable as UTF-8)
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_LATIN1_CONTROLS = bytes(range(0x20)) + bytes(range(0x7F, 0xA0))  # what _UNSAFE matches below U+0100
 
 
 def _escape(m: re.Match) -> str:
@@ -22,6 +23,14 @@ def _escape(m: re.Match) -> str:
 def printable(s: str, keep_newlines: bool = False) -> str:
     """``s`` with control characters, ANSI escapes and bidi overrides shown as ``\\xNN`` /
     ``\\uNNNN`` text and lone surrogates as U+FFFD (so one name is one visible line)."""
+    try:  # the common cases at C speed: nothing to escape
+        b = s.encode("latin-1")  # a copy of a string held one byte a character
+    except UnicodeEncodeError:
+        if s.isprintable():  # every character escaped below is in Unicode's Cc, Cf or Cs: not printable
+            return s
+    else:
+        if len(b.translate(None, _LATIN1_CONTROLS)) == len(b):
+            return s
     if keep_newlines:
         return "\n".join(_UNSAFE.sub(_escape, part) for part in s.split("\n"))
     return _UNSAFE.sub(_escape, s)

@@ -5,7 +5,7 @@ Trace names are untrusted text. Every writer routes them through here:
 - :func:`plain`: numpy scalars to Python values, NaN/inf to empty (never ``np.float64(...)``);
 - :func:`text`: control characters, ANSI escapes and bidi overrides shown as ``\\xNN`` /
   ``\\uNNNN``, lone surrogates as U+FFFD (:func:`perfreport.errors.printable`);
-- :func:`excel_cell`: that text as a *text* cell (a name starting with ``=`` is never a
+- :func:`excel_text`: that text for a *text* cell (a name starting with ``=`` is never a
   formula), cut to Excel's 32,767-character limit with a visible marker;
 - :func:`csv_field`: that text with a leading ``'`` when it starts with ``=``, ``+``, ``-``,
   ``@``, tab or CR (the usual CSV-injection mitigation: a spreadsheet shows the text, and
@@ -56,6 +56,37 @@ def rows(sheet):
         yield [v if (t := type(v)) in _PLAIN or (t is float and v - v == 0) else plain(v) for v in rec]
 
 
+_NUMPY_TO = {np.float64: float, np.float32: float, np.int64: int, np.int32: int}
+
+
+def columns(sheet) -> list[list] | None:
+    """The sheet's values column by column, as :func:`rows` gives them (the same values), or None
+    when a row's length is not the number of columns. A column of one plain type is taken as it
+    is, and one of numpy floats or ints converted, at C speed (no call per value)."""
+    width = len(sheet.columns)
+    data = sheet.rows
+    if any(len(r) != width for r in data):
+        return None
+    if not data:
+        return [[] for _ in range(width)]
+    return [_plain_column(c) for c in zip(*data)]
+
+
+def _plain_column(col: tuple) -> list:
+    types = set(map(type, col))
+    if len(types) == 1:
+        t = next(iter(types))
+        if t in _PLAIN:
+            return list(col)
+        conv = _NUMPY_TO.get(t)
+        if conv is not None:
+            col = tuple(map(conv, col))
+            t = conv
+        if t is float and all(map(math.isfinite, col)):
+            return list(col)
+    return [v if (t := type(v)) in _PLAIN or (t is float and v - v == 0) else plain(v) for v in col]
+
+
 def text(s) -> str:
     return printable(s if isinstance(s, str) else str(s))
 
@@ -66,16 +97,6 @@ def excel_text(s: str) -> tuple[str, bool]:
     if len(s) > MAX_CELL:
         return s[: MAX_CELL - len(TRUNCATED)] + TRUNCATED, True
     return s, False
-
-
-def excel_cell(ws, s: str):
-    """(a write-only text cell holding ``s``, whether it was cut)."""
-    from openpyxl.cell import WriteOnlyCell
-
-    v, cut = excel_text(s)
-    cell = WriteOnlyCell(ws, value=v)
-    cell.data_type = "s"  # text, even when it starts with '=' (not a formula)
-    return cell, cut
 
 
 def csv_field(v):
@@ -93,4 +114,14 @@ def console_text(s) -> str:
     return escape(text(s))
 
 
-__all__ = ["plain", "rows", "text", "excel_text", "excel_cell", "csv_field", "console_text", "MAX_CELL", "TRUNCATED"]
+__all__ = [
+    "plain",
+    "rows",
+    "columns",
+    "text",
+    "excel_text",
+    "csv_field",
+    "console_text",
+    "MAX_CELL",
+    "TRUNCATED",
+]

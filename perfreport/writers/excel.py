@@ -13,17 +13,15 @@ fitted to the page width, the header row (and first column) on every page. Excel
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import math
-import os
 import re
 import sys
 from pathlib import Path
 
 from perfreport.errors import BadInput
 from perfreport.writers.atomic import atomic_path
-from perfreport.writers.cells import MAX_CELL, excel_text, rows, text
+from perfreport.writers.cells import MAX_CELL, columns, excel_text, rows, text
 from perfreport.writers.column_docs import columns_rows
 from perfreport.writers.summary import UNIFIED, WORKBOOK_LEAD, spec_facts
 from perfreport.tables import columns as C
@@ -78,10 +76,29 @@ def _longest_word(header: str) -> int:
 def column_width(header: str, values, fmt: str | None) -> float:
     """Width that shows every value in full: numbers by their formatted text, text up to
     :data:`MAX_TEXT_WIDTH` characters; the header wraps onto two lines at its spaces."""
+    types = set(map(type, values))
+    if types <= _TEXT_OR_NONE or (fmt is not None and types <= _NUMBERS_OR_NONE):
+        present = values if type(None) not in types else [v for v in values if v is not None]
+        text = str in types
+        n = max(map(len, present), default=0) if text else 0
+        nums = [] if text else present
+    else:
+        n, text, nums = _scan(values, fmt is not None)
+    if nums:
+        n = max(n, max(formatted_len(v, fmt) for v in _widest(nums, fmt)))
+    head = len(header) if len(header) <= 14 else max(_longest_word(header), (len(header) + 1) // 2)
+    w = max(n, head, MIN_WIDTH) + 2
+    return float(min(w, MAX_TEXT_WIDTH) if text else w)
+
+
+_NUMBERS_OR_NONE, _TEXT_OR_NONE = {float, int, type(None)}, {str, type(None)}
+
+
+def _scan(values, num_ok: bool) -> tuple[int, bool, list]:
+    """(longest text, whether there is text, the numbers) of a column of mixed values."""
     n = 0
     text = False
     nums = []
-    num_ok = fmt is not None
     for v in values:
         if v is None:
             continue
@@ -93,11 +110,7 @@ def column_width(header: str, values, fmt: str | None) -> float:
             k = len(v) if t is str else len(str(v))
             if k > n:
                 n = k
-    if nums:
-        n = max(n, max(formatted_len(v, fmt) for v in _widest(nums, fmt)))
-    head = len(header) if len(header) <= 14 else max(_longest_word(header), (len(header) + 1) // 2)
-    w = max(n, head, MIN_WIDTH) + 2
-    return float(min(w, MAX_TEXT_WIDTH) if text else w)
+    return n, text, nums
 
 
 def ordered(sheet) -> tuple[list[str], list[int]]:
@@ -120,45 +133,66 @@ def sheet_part(
     bars=(),
     widths: dict | None = None,
 ) -> SheetPart:
-    """The laid-out sheet: number formats and widths fitted to the first 5,000 rows, data bars,
-    the header row two lines high when a header wraps."""
-    sample = data[:5000]
+    """The laid-out sheet of ``data``, one list of values per ``header`` column (see
+    :func:`by_column`): number formats and widths fitted to the first 5,000 rows, data bars, the
+    header row two lines high when a header wraps."""
+    n = len(data[0]) if data else 0
     fmts, ws = [], []
-    for i, c in enumerate(header):
-        col = [r[i] for r in sample]
-        nums = [
-            v for v in col if (t := type(v)) is float or t is int or (t is not str and t is not bool and _is_number(v))
-        ]
+    for c, values in zip(header, data):
+        col = values[:5000]
+        types = set(map(type, col))
+        if types <= _NUMBERS_OR_NONE:
+            nums = col if type(None) not in types else [v for v in col if v is not None]
+        elif types <= _TEXT_OR_NONE:
+            nums = []
+        else:
+            nums = [
+                v
+                for v in col
+                if (t := type(v)) is float or t is int or (t is not str and t is not bool and _is_number(v))
+            ]
         f = number_format(formats.get(c), nums) if nums else None
         fmts.append(f)
         ws.append((widths or {}).get(c) or column_width(c, col, f))
     return SheetPart(
         title=title[:31],
         header=header,
-        rows=data,
+        columns=data,
+        n_rows=n,
         formats=fmts,
         widths=ws,
         freeze=freeze,
-        bars=[header.index(c) for c in bars if c in header and data],
+        bars=[header.index(c) for c in bars if c in header and n],
         header_height=30 if any(len(c) > 14 for c in header) else None,  # two lines of wrapped header text
     )
 
 
-def _clip(data: list[list], name: str, warnings: list[str], cut: dict) -> list[list]:
-    """Excel's row cap, and a warning for the text cells :func:`excel_cell` will cut (counted
+def by_column(data: list[list], width: int) -> list[list]:
+    """Rows as one list per column (a short row's missing cells are None: no cell)."""
+    if any(len(r) != width for r in data):
+        data = [(list(r) + [None] * width)[:width] for r in data]
+    return [list(c) for c in zip(*data)] if data else [[] for _ in range(width)]
+
+
+def _clip(cols: list[list], name: str, warnings: list[str], cut: dict) -> list[list]:
+    """Excel's row cap, and a warning for the text cells :func:`excel_text` will cut (counted
     up front: the notes sheet, written second, lists them)."""
-    if len(data) > MAX_ROWS:
-        warnings.append(f"{name}: {len(data)} rows; Excel keeps the first {MAX_ROWS} (CSV has all)")
-        data = data[:MAX_ROWS]
+    n_rows = len(cols[0]) if cols else 0
+    if n_rows > MAX_ROWS:
+        warnings.append(f"{name}: {n_rows} rows; Excel keeps the first {MAX_ROWS} (CSV has all)")
+        cols = [c[:MAX_ROWS] for c in cols]
     short = MAX_CELL // 6  # an escape is at most 6 characters per one
     n = 0
-    for r in data:  # rows() gives exact str (no subclasses), so a type check finds every text
-        for v in r:
-            if type(v) is str and len(v) > short and len(text(v)) > MAX_CELL:
-                n += 1
+    for c in cols:  # columns() gives exact str (no subclasses), so a type check finds every text
+        types = set(map(type, c))
+        if str not in types:
+            continue
+        texts = c if len(types) == 1 else [v for v in c if type(v) is str]
+        if max(map(len, texts)) > short:
+            n += sum(1 for v in texts if len(v) > short and len(text(v)) > MAX_CELL)
     if n:
         cut[name] = n
-    return data
+    return cols
 
 
 def notes_rows(sheets, notes, spec=None, coverage=None) -> list[list[str]]:
@@ -186,7 +220,6 @@ def write_workbook(sheets, path: str | Path, notes: list[str] | None = None, *, 
     """Write ``sheets`` to ``path`` atomically; returns warnings (e.g. truncations).
     A write error (disk full, a size limit) is one :class:`BadInput` line; nothing is left."""
     hook = sys.unraisablehook
-    spooled = _spooled()
     try:
         try:
             return _write(sheets, path, notes, spec, coverage)
@@ -203,28 +236,7 @@ def write_workbook(sheets, path: str | Path, notes: list[str] | None = None, *, 
         gc.collect()  # the failed writer's objects, freed here rather than at exit
     finally:
         sys.unraisablehook = hook
-        _remove_spooled(spooled)
     raise err
-
-
-def _spooled() -> set:
-    """openpyxl's write-only sheets spool to temporary files in $TMPDIR, removed by an atexit
-    hook that a pool worker never runs: the names known before a write."""
-    from openpyxl.worksheet import _writer
-
-    return set(getattr(_writer, "ALL_TEMP_FILES", ()))
-
-
-def _remove_spooled(before: set) -> None:
-    """Remove the spool files this write left (a failed or interrupted save leaves them)."""
-    from openpyxl.worksheet import _writer
-
-    files = getattr(_writer, "ALL_TEMP_FILES", None)
-    for f in [f for f in (files or ()) if f not in before]:
-        with contextlib.suppress(OSError):
-            os.remove(f)
-        with contextlib.suppress(ValueError):
-            files.remove(f)
 
 
 def _ignore(unraisable) -> None:
@@ -241,7 +253,10 @@ def _write(sheets, path, notes, spec, coverage) -> list[str]:
     cut: dict[str, int] = {}
     for sh in sheets:
         header, idx = ordered(sh)
-        data = _clip([[r[i] for i in idx] for r in rows(sh)], sh.name, warnings, cut)
+        cols = columns(sh)
+        if cols is None:  # a row of another length than the header: as the rows give it
+            cols = by_column(list(rows(sh)), len(sh.columns))
+        data = _clip([cols[i] for i in idx], sh.name, warnings, cut)
         prepared.append((sh, header, data))
     if cut:  # one line for all sheets: the text is whole in the CSV and JSON
         warnings.append(
@@ -252,12 +267,12 @@ def _write(sheets, path, notes, spec, coverage) -> list[str]:
     first, rest = prepared[:1], prepared[1:]
     parts = [sheet_part(sh.name, header, data, sh.formats, bars=DATA_BAR_COLUMNS) for sh, header, data in first]
     nrows = notes_rows(sheets, notes, spec, coverage) + [["warning", w] for w in warnings]
-    parts.append(sheet_part("notes", ["about", "note"], nrows, {}, freeze="A2", widths={"note": 140}))
+    parts.append(sheet_part("notes", ["about", "note"], by_column(nrows, 2), {}, freeze="A2", widths={"note": 140}))
     parts.append(
         sheet_part(
             "columns",
             ["column", "unit", "formula / meaning", "source", "sheets"],
-            columns_rows(sheets),
+            by_column(columns_rows(sheets), 5),
             {},
             widths={"formula / meaning": 90, "sheets": 60},
         )

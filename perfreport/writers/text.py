@@ -13,25 +13,80 @@ import orjson
 
 from perfreport.errors import BadInput
 from perfreport.writers.atomic import atomic_path
-from perfreport.writers.cells import csv_field, rows, text
+from perfreport.writers.cells import columns, csv_field, rows, text
 
 
 def csv_text(sheet) -> str:
     """The sheet as CSV: text through :func:`csv_field` (once per distinct text), numbers as the
-    csv module writes them (``str``, which for a float is its ``repr``), None as an empty field."""
+    csv module writes them (``str``, which for a float is its ``repr``), None as an empty field.
+    Built column by column (:func:`csv_column`), the bytes the csv module's writer gives."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([csv_field(str(c)) for c in sheet.columns])
-    memo: dict[str, str] = {}
+    cols = columns(sheet) if len(sheet.columns) > 1 else None  # one field alone has its own quoting
+    if cols is None:
+        memo: dict[str, str] = {}
 
-    def field(v: str) -> str:
-        f = memo.get(v)
-        if f is None:
-            f = memo[v] = csv_field(v)
-        return f
+        def field(v: str) -> str:
+            f = memo.get(v)
+            if f is None:
+                f = memo[v] = csv_field(v)
+            return f
 
-    w.writerows([field(v) if type(v) is str else v for v in r] for r in rows(sheet))  # rows(): exact str
+        w.writerows([field(v) if type(v) is str else v for v in r] for r in rows(sheet))  # rows(): exact str
+        return buf.getvalue()
+    fields: dict = {}
+    cells = [csv_column(c, fields) for c in cols]
+    if sheet.rows:
+        buf.write("\n".join(map(",".join, zip(*cells))))
+        buf.write("\n")
     return buf.getvalue()
+
+
+def _quoted(s: str) -> str:
+    """``s`` as one field of a CSV row, quoted as the csv module quotes it (the excel dialect,
+    minimal quoting): as it is without a delimiter, quote or line end; in quotes, quotes doubled,
+    with a delimiter or a quote and no line end (never in :func:`csv_field`'s text: controls are
+    escaped); else as the csv module writes it (its rules for line ends vary across versions)."""
+    if "\n" in s or "\r" in s:
+        b = io.StringIO()
+        csv.writer(b, lineterminator="\n").writerow([s, ""])
+        return b.getvalue()[:-2]  # less the empty last field's "," and the line end
+    if '"' in s:
+        return '"' + s.replace('"', '""') + '"'
+    return '"' + s + '"' if "," in s else s
+
+
+def csv_column(col: list, fields: dict) -> list[str]:
+    """The CSV fields of one column of plain values (``fields``: text -> field, shared by the
+    sheet's columns): a float is its ``repr``, an int or bool its ``str``, None empty, text
+    :func:`csv_field` quoted as the csv module quotes it, anything else its ``str`` quoted."""
+    types = set(map(type, col))
+    if types <= {float}:
+        return list(map(repr, col))
+    if types <= {int}:
+        return list(map(str, col))
+    if types <= {str}:
+        for v in set(col).difference(fields):
+            fields[v] = _quoted(csv_field(v))
+        return list(map(fields.__getitem__, col))
+    return [_csv_cell(v, fields) for v in col]
+
+
+def _csv_cell(v, fields: dict) -> str:
+    t = type(v)
+    if t is str:
+        f = fields.get(v)
+        if f is None:
+            f = fields[v] = _quoted(csv_field(v))
+        return f
+    if v is None:
+        return ""
+    if t is float:
+        return repr(v)
+    if t is int or t is bool:
+        return str(v)
+    return _quoted(repr(v) if isinstance(v, float) else str(v))
 
 
 def _tsv_cell(v) -> str:

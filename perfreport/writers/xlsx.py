@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+from itertools import chain, repeat
 from dataclasses import dataclass, field
 
 NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
@@ -29,6 +30,7 @@ CT = "application/vnd.openxmlformats-officedocument.spreadsheetml"
 # number formats Excel knows by id (ECMA-376 §18.8.30): written by id, not declared
 BUILTIN_FORMATS = {"General": 0, "0": 1, "0.00": 2, "#,##0": 3, "#,##0.00": 4}
 HEADER_STYLE = 1  # cellXfs index of the header cells: bold, filled, wrapped at the top
+CHUNK_ROWS = 4096  # rows of sheet XML built and written at a time
 ZIP_LEVEL = 1  # deflate level: 6 costs ~3x the time for files ~10% smaller (benchmarks/bench_workbook.py)
 _ESC = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})
 _NOT_XML = re.compile("[\ufffe\uffff]")  # not XML 1.0 characters; the C0/C1 controls are escaped before
@@ -54,7 +56,8 @@ class SheetPart:
 
     title: str
     header: list[str]
-    rows: list[list]
+    columns: list[list]  # one list of values per header column, all n_rows long
+    n_rows: int
     formats: list[str | None]  # per column: the number format of its numbers (None: General)
     widths: list[float]
     freeze: str = "B2"  # "B2": header row and first column; "A2": the header row
@@ -74,7 +77,9 @@ class Strings:
         i = self.index.get(s)
         if i is None:
             i = self.index[s] = len(self.items)
-            t = _NOT_XML.sub(lambda m: f"\\u{ord(m.group(0)):04x}", self.clean(s))
+            t = self.clean(s)
+            if "\ufffe" in t or "\uffff" in t:
+                t = _NOT_XML.sub(lambda m: f"\\u{ord(m.group(0)):04x}", t)
             sp = ' xml:space="preserve"' if t[:1].isspace() or t[-1:].isspace() else ""
             t = t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")  # text: no quotes to escape
             self.items.append(f"<si><t{sp}>{t}</t></si>")
@@ -142,42 +147,70 @@ def _pane(freeze: str) -> str:
     )
 
 
+def _cell(L: str, n: int, s: str, v, strings: Strings) -> str:
+    """One cell's XML ("" for no cell: None or an empty text)."""
+    t = type(v)
+    if t is str:
+        return f'<c r="{L}{n}" t="s"><v>{strings(v)}</v></c>' if v else ""  # an empty text is no cell
+    if t is float or t is int:
+        return f'<c r="{L}{n}"{s}><v>{v:.16g}</v></c>'
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return f'<c r="{L}{n}" t="b"><v>{int(v)}</v></c>'
+    if isinstance(v, (int, float)):
+        return f'<c r="{L}{n}"{s}><v>{v:.16g}</v></c>'
+    return f'<c r="{L}{n}" t="s"><v>{strings(str(v))}</v></c>'
+
+
+_NUMBERS, _NUMBERS_OR_NONE, _TEXT_OR_NONE = {float, int}, {float, int, type(None)}, {str, type(None)}
+
+
+def _column(L: str, s: str, col: list, r0: int, types: set, strings: Strings) -> list[str]:
+    """The cells of one column (rows r0, r0 + 1, ...); a column of numbers or of text is one
+    comprehension without a call per cell, the same text as :func:`_cell` gives."""
+    if types <= _NUMBERS:
+        return [f'<c r="{L}{n}"{s}><v>{v:.16g}</v></c>' for n, v in enumerate(col, r0)]
+    if types <= _NUMBERS_OR_NONE:
+        return ["" if v is None else f'<c r="{L}{n}"{s}><v>{v:.16g}</v></c>' for n, v in enumerate(col, r0)]
+    if types <= _TEXT_OR_NONE:
+        idx = strings.index  # every text is in it already (:func:`_cells`)
+        return [f'<c r="{L}{n}" t="s"><v>{idx[v]}</v></c>' if v else "" for n, v in enumerate(col, r0)]
+    return [_cell(L, n, s, v, strings) for n, v in enumerate(col, r0)]
+
+
 def _cells(sp: SheetPart, strings: Strings, styles: Styles):
-    """The sheetData rows as text, in chunks of a few thousand rows."""
+    """The sheetData rows as text, in chunks of a few thousand rows, built column by column.
+    The shared strings are numbered in the order the cells read (row by row), so the bytes are
+    those a cell-by-cell writer gives."""
     letters = [col_letter(i) for i in range(len(sp.header))]
     ht = f' ht="{sp.header_height:g}" customHeight="1"' if sp.header_height else ""
     head = "".join(f'<c r="{L}1" s="{HEADER_STYLE}" t="s"><v>{strings(h)}</v></c>' for L, h in zip(letters, sp.header))
-    out = [f'<row r="1"{ht}>{head}</row>']
+    yield f'<row r="1"{ht}>{head}</row>'
     st = [f' s="{styles.style(f)}"' if f is not None else "" for f in sp.formats]
-    cols = list(zip(letters, st))
-    for n, row in enumerate(sp.rows, 2):
-        cells = []
-        add = cells.append
-        for (L, s), v in zip(cols, row):
-            t = type(v)
-            if t is str:
-                if v:  # an empty text is no cell, as an empty value
-                    add(f'<c r="{L}{n}" t="s"><v>{strings(v)}</v></c>')
-            elif t is float or t is int:
-                add(f'<c r="{L}{n}"{s}><v>{v:.16g}</v></c>')
-            elif v is None:
-                continue
-            elif isinstance(v, bool):
-                add(f'<c r="{L}{n}" t="b"><v>{int(v)}</v></c>')
-            elif isinstance(v, (int, float)):
-                add(f'<c r="{L}{n}"{s}><v>{v:.16g}</v></c>')
-            else:
-                add(f'<c r="{L}{n}" t="s"><v>{strings(str(v))}</v></c>')
-        out.append(f'<row r="{n}">{"".join(cells)}</row>')
-        if len(out) >= 4096:
-            yield "".join(out)
-            out = []
-    yield "".join(out)
+    for a in range(0, sp.n_rows, CHUNK_ROWS):
+        b = min(a + CHUNK_ROWS, sp.n_rows)
+        cols = [c[a:b] for c in sp.columns]
+        types = [set(map(type, c)) for c in cols]
+        texts = [c for c, t in zip(cols, types) if not t <= _NUMBERS_OR_NONE]
+        if texts:  # number every text in reading order first
+            idx = strings.index
+            for v in chain.from_iterable(zip(*texts)) if len(texts) > 1 else texts[0]:
+                t = type(v)
+                if t is str:
+                    if v and v not in idx:
+                        strings(v)
+                elif t is not float and t is not int and v is not None and not isinstance(v, (bool, int, float)):
+                    strings(str(v))
+        parts = [[f'<row r="{n}">' for n in range(a + 2, b + 2)]]
+        parts += [_column(L, s, c, a + 2, t, strings) for L, s, c, t in zip(letters, st, cols, types)]
+        parts.append(repeat("</row>", b - a))
+        yield "".join(chain.from_iterable(zip(*parts)))
 
 
 def _sheet_xml(sp: SheetPart, strings: Strings, styles: Styles, selected: bool):
     last = col_letter(max(len(sp.header), 1) - 1)
-    ref = f"A1:{last}{len(sp.rows) + 1}"
+    ref = f"A1:{last}{sp.n_rows + 1}"
     cols = "".join(f'<col min="{i}" max="{i}" width="{w:g}" customWidth="1"/>' for i, w in enumerate(sp.widths, 1))
     tab = ' tabSelected="1"' if selected else ""
     yield (
@@ -197,7 +230,7 @@ def _sheet_xml(sp: SheetPart, strings: Strings, styles: Styles, selected: bool):
     for k, c in enumerate(sp.bars, 1):
         L = col_letter(c)
         tail.append(
-            f'<conditionalFormatting sqref="{L}2:{L}{len(sp.rows) + 1}"><cfRule type="dataBar" priority="{k}">'
+            f'<conditionalFormatting sqref="{L}2:{L}{sp.n_rows + 1}"><cfRule type="dataBar" priority="{k}">'
             '<dataBar><cfvo type="num" val="0"/><cfvo type="num" val="100"/><color rgb="FF5B9BD5"/></dataBar>'
             "</cfRule></conditionalFormatting>"
         )
@@ -221,7 +254,7 @@ def _workbook_xml(parts: list[SheetPart]) -> str:
             last = col_letter(len(p.header) - 1)
             names.append(
                 f'<definedName name="_xlnm._FilterDatabase" localSheetId="{i}" hidden="1">'
-                f"{q}!$A$1:${last}${len(p.rows) + 1}</definedName>"
+                f"{q}!$A$1:${last}${p.n_rows + 1}</definedName>"
             )
         titles = f"{q}!$A:$A,{q}!$1:$1" if p.freeze == "B2" else f"{q}!$1:$1"  # printed on every page
         names.append(f'<definedName name="_xlnm.Print_Titles" localSheetId="{i}">{titles}</definedName>')

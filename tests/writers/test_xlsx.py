@@ -108,3 +108,33 @@ def test_sheet_order_and_same_bytes_each_time(book, tmp_path):
     with zipfile.ZipFile(out) as z:
         assert z.testzip() is None
         assert z.namelist()[0] == "[Content_Types].xml"
+
+
+def test_column_wise_cells_are_the_cell_by_cell_text():
+    """xlsx._cells builds sheetData column by column; the text (and the shared-string numbering,
+    in reading order) is what writing each cell in turn with _cell gives."""
+    from perfreport.writers.xlsx import CHUNK_ROWS, SheetPart, Strings, Styles, _cell, _cells
+
+    n = CHUNK_ROWS + 3  # two chunks
+    cols = [
+        [f"name {i % 7}" if i % 5 else "" for i in range(n)],  # text and empty text
+        [i * 0.5 for i in range(n)],  # floats
+        [i if i % 3 else None for i in range(n)],  # ints and no value
+        [(True, 2.5, "b", None, (1, 2), 7)[i % 6] for i in range(n)],  # mixed
+    ]
+    header = ["t", "f", "i", "m"]
+    sp = SheetPart("s", header, cols, n, [None, "0.000", "0", None], [10.0] * 4)
+    got_strings, ref_strings = Strings(str), Strings(str)
+    got = "".join(_cells(sp, got_strings, Styles()))
+    styles = Styles()
+    st = [f' s="{styles.style(f)}"' if f is not None else "" for f in sp.formats]
+    head = "".join(f'<c r="{col_letter(i)}1" s="1" t="s"><v>{ref_strings(h)}</v></c>' for i, h in enumerate(header))
+    ref = f'<row r="1">{head}</row>' + "".join(
+        f'<row r="{r + 2}">'
+        + "".join(_cell(col_letter(j), r + 2, st[j], cols[j][r], ref_strings) for j in range(4))
+        + "</row>"
+        for r in range(n)
+    )
+    assert got == ref
+    assert got_strings.items == ref_strings.items
+    assert '<c r="D2" t="b"><v>1</v></c>' in got and '<c r="D6" t="s">' in got  # a tuple is its text
