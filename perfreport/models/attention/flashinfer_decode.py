@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from perfreport.errors import ModelError
-from perfreport.models.base import concrete_input, input_dims, input_type
+from perfreport.models.base import concrete_input, input_dims
 from perfreport.models.attention.engine_ops import layout_heads
 from perfreport.models.attention.inference import InferenceAttention
 from perfreport.stats.chunks import window_group
@@ -72,7 +72,7 @@ class FlashInferBatchDecode(InferenceAttention):
         return out
 
     def read_dtypes(self) -> tuple[str, str]:
-        return input_type(self.op, self.Q), input_type(self.op, self.K)
+        return self.cache_dtypes(self.Q, self.K, "paged_k_cache")
 
 
 class FlashInferBatchDecodeV020(FlashInferBatchDecode):
