@@ -35,6 +35,7 @@ class VllmUnifiedAttention(InferenceAttention):
     """
 
     DUMMY_DEP = 7
+    O_ARG = 3  # output: BF16 while the query may be FP8-quantized (Attention.forward)
 
     def read_dtypes(self) -> tuple[str, str]:
         dq, dkv = super().read_dtypes()
@@ -94,6 +95,7 @@ class AiterPagedAttentionV1(InferenceAttention):
 
     compute_in_kv_dtype = True
     Q, K, V, BLOCK_TABLES, KV_CACHE_DTYPE, LAYOUT = 2, 3, 4, 6, 11, 12
+    O_ARG = 0
 
     def read_shapes(self) -> dict[str, Any]:
         q, k, v = (input_dims(self.op, i) for i in (self.Q, self.K, self.V))
@@ -124,6 +126,7 @@ class SglangPagedAttentionRagged(InferenceAttention):
 
     compute_in_kv_dtype = True
     Q, K, V, KV_INDPTR = 2, 3, 4, 5
+    O_ARG = 0
 
     def read_shapes(self) -> dict[str, Any]:
         q, k, v = (input_dims(self.op, i) for i in (self.Q, self.K, self.V))
@@ -160,6 +163,7 @@ class PerfreportPagedAttentionDecode(InferenceAttention):
     """
 
     Q, K, V, BLOCK_TABLES, LAYOUT = 1, 2, 3, 4, 9
+    O_ARG = 0
 
     def read_shapes(self) -> dict[str, Any]:
         q, k, v = (input_dims(self.op, i) for i in (self.Q, self.K, self.V))

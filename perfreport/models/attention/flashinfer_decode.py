@@ -49,6 +49,7 @@ class FlashInferBatchDecode(InferenceAttention):
 
     Q, K, V, KV_INDPTR, LAYOUT = 3, 4, 5, 6, 11
     WINDOW = 12
+    O_ARG = 9  # o (the v0.2.0 custom op returns it instead: O at the query dtype there)
 
     def __init__(self, op):
         super().__init__(op)
@@ -78,7 +79,7 @@ class FlashInferBatchDecode(InferenceAttention):
 class FlashInferBatchDecodeV020(FlashInferBatchDecode):
     """``flashinfer::batch_decode_with_kv_cache_*_run`` (v0.2.0 custom op; module doc)."""
 
-    LAYOUT, WINDOW = 10, 11
+    LAYOUT, WINDOW, O_ARG = 10, 11, None
 
 
 __all__ = ["FlashInferBatchDecode", "FlashInferBatchDecodeV020", "BATCH_DECODE_RUN", "BATCH_DECODE_RUN_V020"]

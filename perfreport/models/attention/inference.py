@@ -17,11 +17,15 @@ below are then those windowed KV counts.
 
 Bytes, six named element counts (see :meth:`InferenceAttention.byte_terms`):
 
-* ctx_elems_q      = c_sq*(H_Q*d_qk + H_Q*d_v)          Q read, O written, at the query dtype;
+* ctx_elems_q      = c_sq*H_Q*d_qk                      Q read, at the query dtype bpe_Q;
+* ctx_elems_o      = c_sq*H_Q*d_v                       O written, at the output's dtype bpe_O
+  (the ``O_ARG`` tensor where the signature has one: vLLM passes an FP8-quantized query with a
+  BF16 output when the cache is FP8; else the query's);
 * ctx_elems_new_kv = c_sq*H_KV*(d_qk + d_v)             the chunk's own K/V, at bpe_new_KV;
 * ctx_elems_kv     = (c_sk - c_sq)*H_KV*(d_qk + d_v)    cached K/V, at the cache dtype bpe_KV;
 * gen_elems_*: the same with g_*;
-* bytes = (ctx_q + gen_q)*bpe_Q + (ctx_new + gen_new)*bpe_new_KV + (ctx_kv + gen_kv)*bpe_KV.
+* bytes = (ctx_q + gen_q)*bpe_Q + (ctx_o + gen_o)*bpe_O + (ctx_new + gen_new)*bpe_new_KV
+  + (ctx_kv + gen_kv)*bpe_KV.
 
 Where the new tokens' K/V are read from decides bpe_new_KV: ops whose K/V arguments are the
 paged cache (or, varlen, the whole K/V) read them from that tensor, at its dtype; vLLM's
@@ -39,7 +43,7 @@ MLA (``shared_kv_latent``): K and V are one latent vector per token (V = its fir
 elements, DeepSeek-V2 paper, arXiv 2405.04434 §2.1), so a cached token is H_KV*d_qk elements
 (576 = kv_lora_rank 512 + rope 64 for DeepSeek-V3), not H_KV*(d_qk + d_v).
 
-With dtype_KV == dtype_new_KV == dtype_Q (and no MLA) this equals ((c_sq + g_sq)*H_Q*(d_qk + d_v) +
+With dtype_KV == dtype_new_KV == dtype_O == dtype_Q (and no MLA) this equals ((c_sq + g_sq)*H_Q*(d_qk + d_v) +
 (c_sk + g_sk)*H_KV*(d_qk + d_v))*bpe exactly.
 
 d_h_v is read from the V tensor (the reference tool took it from K, which is wrong for
@@ -54,7 +58,7 @@ from typing import Any
 
 from perfreport.errors import ModelError
 from perfreport.models.base import Assumption, PerfModel, concrete_input, input_dims, input_type
-from perfreport.models.dtypes import bytes_per_element, precision_of
+from perfreport.models.dtypes import bytes_per_element, is_tensor_type, precision_of
 from perfreport.stats.chunks import chunk_stats, window_group
 
 BYTE_STORAGE = frozenset({"unsigned char", "uint8", "torch.uint8", "Byte"})
@@ -94,6 +98,7 @@ class InferenceAttention(PerfModel):
     compute_in_kv_dtype = False  # True where the kernel's MMAs run in the KV dtype
     shared_kv_latent = False  # MLA: K and V are one latent vector per token (V = its head)
     WINDOW: int | None = None  # position of a sliding-window argument (keys to the left)
+    O_ARG: int | None = None  # position of the output tensor (None: O at the query dtype)
     # pass outputs read: chunk statistics, FP8 cache dtype of a leaf, this layer's index and
     # its sliding window from --model-config (see perfreport/passes/attention_layers.py)
     needs = ("iteration", "KCache_dtype", "layer_index", "sliding_window")
@@ -122,6 +127,8 @@ class InferenceAttention(PerfModel):
         self.bpe_Q = _bpe(op, self.dtype_Q)
         self.bpe_KV = _bpe(op, self.dtype_KV)
         self.bpe_new_KV = _bpe(op, self.dtype_new_KV)
+        self.dtype_O = self.read_out_dtype()
+        self.bpe_O = _bpe(op, self.dtype_O)
         self.window, self.window_source = self.read_window()
         self._groups = None
         if self.window:
@@ -167,6 +174,17 @@ class InferenceAttention(PerfModel):
     def read_kv_cache_dtype(self) -> str:
         return ""
 
+    def read_out_dtype(self) -> str:
+        """The output's dtype: ``Input type[O_ARG]`` when that is a recorded tensor, else the
+        query's (the kernels write O in the query dtype unless told otherwise)."""
+        if self.O_ARG is not None:
+            types = self.op.args.get("Input type") or []
+            dims = self.op.args.get("Input Dims") or []
+            i = self.O_ARG
+            if i < len(types) and i < len(dims) and dims[i] and is_tensor_type(types[i]):
+                return types[i]
+        return self.dtype_Q
+
     def read_window(self) -> tuple[int | None, str]:
         """(sliding window W in keys, where it came from), (None, "") for full attention.
 
@@ -206,6 +224,8 @@ class InferenceAttention(PerfModel):
         p["dtype_KV_from"] = self.kv_from
         if self.dtype_new_KV != self.dtype_KV:
             p["dtype_new_KV"] = self.dtype_new_KV
+        if self.dtype_O != self.dtype_Q:
+            p["dtype_O"] = self.dtype_O
         if self.window:
             p["sliding_window"] = self.window
             p["N_KV"] = self._groups[0].keys + self._groups[1].keys
@@ -237,15 +257,17 @@ class InferenceAttention(PerfModel):
         c_keys, g_keys = keys if keys is not None else self.keys()
         hq, hkv, dk, dv = self.H_Q, self.H_KV, self.d_h_qk, self.d_h_v
         kv_per_token = hkv * dk if self.shared_kv_latent else hkv * (dk + dv)
-        q_per_token = hq * dk + hq * dv
         return {
-            "ctx_elems_q": c.sq * q_per_token,
+            "ctx_elems_q": c.sq * hq * dk,
+            "ctx_elems_o": c.sq * hq * dv,
             "ctx_elems_new_kv": c.sq * kv_per_token,
             "ctx_elems_kv": max(c_keys - c.sq, 0) * kv_per_token,
-            "gen_elems_q": g.sq * q_per_token,
+            "gen_elems_q": g.sq * hq * dk,
+            "gen_elems_o": g.sq * hq * dv,
             "gen_elems_new_kv": g.sq * kv_per_token,
             "gen_elems_kv": max(g_keys - g.sq, 0) * kv_per_token,
             "bpe_Q": self.bpe_Q,
+            "bpe_O": self.bpe_O,
             "bpe_new_KV": self.bpe_new_KV,
             "bpe_KV": self.bpe_KV,
         }
@@ -257,6 +279,7 @@ class InferenceAttention(PerfModel):
         kv = t["bpe_KV"] if bpe_kv is None else bpe_kv
         return float(
             (t["ctx_elems_q"] + t["gen_elems_q"]) * t["bpe_Q"]
+            + (t["ctx_elems_o"] + t["gen_elems_o"]) * t["bpe_O"]
             + (t["ctx_elems_new_kv"] + t["gen_elems_new_kv"]) * t["bpe_new_KV"]
             + (t["ctx_elems_kv"] + t["gen_elems_kv"]) * kv
         )

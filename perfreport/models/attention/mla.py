@@ -93,6 +93,7 @@ class CutlassMlaDecode(AiterMlaDecode):
     """
 
     OUT, Q_NOPE, Q_PE, KV = 0, 1, 2, 3
+    O_ARG = 0
 
     def read_shapes(self) -> dict[str, Any]:
         out, qn, qp, kv = (input_dims(self.op, i) for i in (self.OUT, self.Q_NOPE, self.Q_PE, self.KV))

@@ -113,3 +113,18 @@ def test_shared_vllm_capture_reads_the_dummy():
         if m is not None:
             assert m.dtype_KV == BF16 and m.params()["dtype_KV_from"].startswith("kv_cache_dummy_dep")
             assert not any("KV-cache dtype" in a.text for a in m.assumptions())
+
+
+def test_fp8_query_with_a_bf16_output():
+    """vLLM with an FP8 cache quantizes the query before the op (Attention.forward:
+    ``query, _ = self.query_quant(query, self._q_scale)``) but allocates the output at the
+    model dtype: Q read at 1 B, O written at 2 B (was 1 B, the query's), uint8 cache.
+    Q 32*64*64 = 131,072 at 1 B + O 131,072 at 2 B + (32,768 + 56,375,296) at 1 B = 56,801,280 B."""
+    F8 = "c10::Float8_e4m3fn"
+    dims = [Q, KV, KV, Q, [], [], [], [0]]
+    types = [F8, BF16, BF16, BF16, "", "", "", U8]
+    m = VllmUnifiedAttention(cpu_op(UNIFIED, dims, types, None, {"iteration": parse_iteration(ANN)}))
+    assert (m.dtype_Q, m.dtype_O, m.dtype_KV) == (F8, BF16, U8)
+    assert m.bytes() == 131_072 + 131_072 * 2 + 32_768 + 56_375_296 == 56_801_280
+    assert m.params()["dtype_O"] == BF16
+    assert m.compute_spec() == "matrix_fp8"  # FP8 q on an FP8 cache: FP8 MMAs

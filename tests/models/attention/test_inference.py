@@ -72,7 +72,7 @@ def _bench(dtype_kv, b=32, q=4, ctx=65536, hq=16, hkv=1, dk=192, dv=128, page=64
 def test_fp8_decode_row_hand_value_is_half_of_bf16():
     # Seed shape: B 32, q_len 4, ctx 64K, 16:1 GQA, Dk 192, Dv 128.
     # g_sq = 128, g_sk = 32*65536 = 2,097,152, g_sqsk = 32*4*65536 = 8,388,608
-    # gen_elems_q      = 128*(16*192 + 16*128) = 128*5120 = 655,360 (Q read, O written)
+    # gen_elems_q      = 128*16*192 = 393,216 (Q read), gen_elems_o = 128*16*128 = 262,144 (O)
     # gen_elems_new_kv = 128*1*(192 + 128) = 40,960 (the new tokens' K/V, in the cache)
     # gen_elems_kv     = (2,097,152 - 128)*1*(192 + 128) = 671,047,680
     # BF16: (655,360 + 40,960 + 671,047,680)*2 = 1,343,488,000 B (1.34 GB)
@@ -82,12 +82,15 @@ def test_fp8_decode_row_hand_value_is_half_of_bf16():
     m8, m16 = _bench(U8), _bench(BF16)
     assert m8.byte_terms() == {
         "ctx_elems_q": 0,
+        "ctx_elems_o": 0,
         "ctx_elems_new_kv": 0,
         "ctx_elems_kv": 0,
-        "gen_elems_q": 655_360,
+        "gen_elems_q": 393_216,
+        "gen_elems_o": 262_144,
         "gen_elems_new_kv": 40_960,
         "gen_elems_kv": 671_047_680,
         "bpe_Q": 2,
+        "bpe_O": 2,
         "bpe_new_KV": 1,
         "bpe_KV": 1,
     }

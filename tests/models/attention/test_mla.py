@@ -42,8 +42,10 @@ def test_deepseek_v3_decode_by_hand():
     # at the query dtype; their latents 32*576 = 18,432 elements, read from the cache
     # cached latents: (131072 - 32)*576 = 75,479,040 elements (V is the same vector)
     t = m.byte_terms()
-    assert (t["ctx_elems_q"], t["ctx_elems_new_kv"], t["ctx_elems_kv"]) == (0, 0, 0)
-    assert (t["gen_elems_q"], t["gen_elems_new_kv"], t["gen_elems_kv"]) == (4_456_448, 18_432, 75_479_040)
+    assert (t["ctx_elems_q"], t["ctx_elems_o"], t["ctx_elems_new_kv"], t["ctx_elems_kv"]) == (0, 0, 0, 0)
+    # Q 32*128*576 = 2,359,296 + O 32*128*512 = 2,097,152 = 4,456,448
+    assert (t["gen_elems_q"], t["gen_elems_o"]) == (2_359_296, 2_097_152)
+    assert (t["gen_elems_new_kv"], t["gen_elems_kv"]) == (18_432, 75_479_040)
     assert m.bytes() == (4_456_448 + 18_432 + 75_479_040) * 2 == 159_907_840
     # an FP8 latent cache halves every latent read (the new tokens' are in the cache too)
     assert _mla(FP8).bytes() == 4_456_448 * 2 + 18_432 + 75_479_040 == 84_410_368
