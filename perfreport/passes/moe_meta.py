@@ -1,16 +1,15 @@
 """Pass "MoE shapes": sizes ``vllm::moe_forward`` needs but does not take as arguments.
 
 ``vllm::moe_forward(hidden_states, router_logits, layer_name)`` looks its expert weights up
-from the layer; the trace shows them only inside the op: its routing child carries top-k
-(``TopK`` Concrete Inputs[1], or the ``[T, k]`` outputs of a ``topk_softmax``), and views of
-the expert weights (``aten::view`` of ``[E, *, *]`` tensors, E = router_logits' last dim;
+from the layer; the trace shows them only inside the op: views of the expert weights (``aten::view`` of ``[E, *, *]`` tensors, E = router_logits' last dim;
 packed MXFP4 / FP8 weights appear as ``unsigned char``) or a child ``fused_experts`` op
 taking them. From ``--model-config`` (a Hugging Face ``config.json``) it copies top-k,
 expert count, expert intermediate size and the weight format (``quantization_config``).
 
+Top-k comes from its routing ops: pass "MoE top-k" (passes/moe_top_k.py).
+
 Writes on each such op (only what it found):
 
-* ``moe_top_k``: int, from the routing child;
 * ``moe_expert_weights``: ``((w1 shape, dtype), (w2 shape, dtype), extra bytes per expert)``:
   the two largest distinct ``[E, *, *]`` tensors under the op (gate/up first, as they are
   used first) and the per-expert bytes of smaller ``[E, *, *]`` tensors there (scales);
@@ -37,35 +36,7 @@ from perfreport.events import CPU_OP
 from perfreport.passes import ops_needing, register_pass
 
 MOE_OPS = ("vllm::moe_forward", "vllm::moe_forward_shared")
-# routing ops: name -> how to read k
-TOPK_CONCRETE = {"TopK": 1}  # triton_kernels TopK(x, k, ...)
-TOPK_OUT_DIMS = {
-    "_moe_C::topk_softmax": 0,
-    "vllm::rocm_aiter_topk_softmax": 0,
-    "aiter::topk_softmax": 0,
-    "sgl_kernel::topk_softmax": 0,
-    "vllm::inplace_fused_experts": 4,
-    "vllm::outplace_fused_experts": 4,
-}
 _PRECISION = {"c10::BFloat16": "bf16", "c10::Half": "fp16", "float": "fp32"}
-
-
-def _top_k(op) -> int | None:
-    for o in op.walk():
-        if o is op or o.cat != CPU_OP:
-            continue
-        a = o.args
-        if o.name in TOPK_CONCRETE:
-            ci = a.get("Concrete Inputs") or []
-            i = TOPK_CONCRETE[o.name]
-            if i < len(ci) and str(ci[i]).strip().isdigit():
-                return int(ci[i])
-        elif o.name in TOPK_OUT_DIMS:
-            dims = a.get("Input Dims") or []
-            i = TOPK_OUT_DIMS[o.name]
-            if i < len(dims) and isinstance(dims[i], list) and len(dims[i]) == 2:
-                return int(dims[i][1])
-    return None
 
 
 def _expert_tensors(op, E: int, H: int | None = None):
@@ -110,7 +81,7 @@ def _format_from_config(cfg) -> str | None:
     return None if q else ""
 
 
-@register_pass("MoE shapes", writes=("moe_top_k", "moe_expert_weights", "moe_config"), order=30)
+@register_pass("MoE shapes", writes=("moe_expert_weights", "moe_config"), order=30)
 def annotate_moe(tree) -> None:
     cfg = tree.model_config
     if cfg is not None and cfg.num_experts:
@@ -123,9 +94,6 @@ def annotate_moe(tree) -> None:
     if not ops:
         return
     for op in ops:
-        k = _top_k(op)
-        if k:
-            op.set_meta("moe_top_k", k)
         dims = op.args.get("Input Dims") or []
         E = dims[1][-1] if len(dims) > 1 and isinstance(dims[1], list) and dims[1] else None
         if E:

@@ -6,6 +6,7 @@ from perfreport.read.model_config import parse_model_config
 from perfreport.models.moe.experts import VllmMoeForward
 from perfreport.passes import PASSES
 from perfreport.passes.moe_meta import annotate_moe
+from perfreport.passes.moe_top_k import annotate_top_k
 from perfreport.pipeline import load_tree
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures"
@@ -21,7 +22,9 @@ GPT_OSS = {
 
 def test_declared_writes():
     (p,) = [p for p in PASSES if p.name == "MoE shapes"]
-    assert set(p.writes) == {"moe_top_k", "moe_expert_weights", "moe_config"}
+    assert set(p.writes) == {"moe_expert_weights", "moe_config"}
+    (p,) = [p for p in PASSES if p.name == "MoE top-k"]
+    assert set(p.writes) == {"moe_top_k", "moe_top_k_source"}
 
 
 def test_children_give_top_k_and_weight_views():
@@ -39,6 +42,7 @@ def test_model_config_copied():
     tree = load_tree(str(FIX / "serving_moe.json.gz"), passes=False)
     tree.model_config = parse_model_config(GPT_OSS, "gpt-oss.json")
     annotate_moe(tree)
+    annotate_top_k(tree)
     (op,) = tree.ops_named("vllm::moe_forward")
     assert op.perf_meta["moe_config"] == {
         "top_k": 4,

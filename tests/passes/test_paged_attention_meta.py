@@ -10,7 +10,7 @@ import pytest
 from perfreport.models.registry import model_for
 from perfreport.passes.iteration_annotations import EXTRA_OPS, annotate_iterations
 from perfreport.stats.iteration_formats import parse_iteration
-from perfreport.passes.paged_attention_meta import mark_paged_attn_v1_parents, mark_rocm_paged_attn_kvcache_dtype
+from perfreport.passes.paged_attention_meta import mark_paged_attn_v1_parents, mark_kv_cache_dtype
 from perfreport.tree import Op, TraceTree
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,7 +121,7 @@ def _rocm_args(k="unsigned char", v="unsigned char"):
 def test_passes_return_at_once_without_leaf():
     t, o = _tree(("outer", "cpu_op", 0, 100, 1), (UNIFIED, "cpu_op", 10, 50, 1, None, 0))
     mark_paged_attn_v1_parents(t)
-    mark_rocm_paged_attn_kvcache_dtype(t)
+    mark_kv_cache_dtype(t)
     assert all(not x.perf_meta for x in o)
 
 
@@ -132,7 +132,7 @@ def test_rocm_dtype_propagates_to_cpu_op_ancestors_only():
         (UNIFIED, "cpu_op", 2, 90, 1, None, 1),
         ("_rocm_C::paged_attention", "cpu_op", 3, 80, 1, _rocm_args("c10::Float8_e4m3fnuz", "unsigned char"), 2),
     )
-    mark_rocm_paged_attn_kvcache_dtype(t)
+    mark_kv_cache_dtype(t)
     for x in (o[1], o[2]):
         assert x.perf_meta["KCache_dtype"] == "c10::Float8_e4m3fnuz"
     assert not o[0].perf_meta and not o[3].perf_meta  # annotation and the leaf itself

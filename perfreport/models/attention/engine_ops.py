@@ -8,17 +8,49 @@ from typing import Any
 
 from perfreport.errors import ModelError
 from perfreport.models.attention.inference import InferenceAttention
-from perfreport.models.base import concrete_input, input_dims, input_type
+from perfreport.models.base import concrete_input, input_dims
+from perfreport.models.dtypes import is_tensor_type
 
 
 class VllmUnifiedAttention(InferenceAttention):
-    """``vllm::unified_attention_with_output(query, key, value, output, layer_name, ...)``.
+    """``vllm::unified_attention_with_output(query, key, value, output, layer_name,
+    output_scale, output_block_scale, kv_cache_dummy_dep)`` (vLLM
+    ``vllm/model_executor/layers/attention/attention.py`` @0014ca6; earlier versions stop
+    after ``layer_name`` or ``output_scale``).
 
     query/key/value are this step's new tokens ``[tokens, heads, dim]``; the KV cache is not
-    an argument, so an FP8 cache's dtype arrives through ``perf_meta.KCache_dtype`` (the
-    "ROCm KV-cache dtype" pass) and only changes the bytes: the compute precision stays the
-    query dtype.
+    an argument. Its dtype, in this order:
+
+    * ``perf_meta.KCache_dtype``: an op under this one takes the cache (a paged-attention
+      leaf or the cache write; :mod:`perfreport.passes.paged_attention_meta`);
+    * ``kv_cache_dummy_dep`` (argument 7): ``unified_kv_cache_update(key, value, layer_name)``
+      (same file) writes the new K/V into the cache in its own op and returns
+      ``torch.empty(0, dtype=kv_cache.dtype)``, which ``Attention.forward`` passes here: a
+      0-element tensor of the cache's dtype (``uint8`` for vLLM's FP8 caches). The new tokens
+      are then already in the cache and this op's kernels read every key from it, so the new
+      K/V are charged at the cache dtype too;
+    * else unknown (the base's assumption: taken = the new key's dtype, bounds down to 1 B).
+
+    FP8 changes only the bytes: the compute precision stays the query dtype.
     """
+
+    DUMMY_DEP = 7
+    O_ARG = 3  # output: BF16 while the query may be FP8-quantized (Attention.forward)
+
+    def read_dtypes(self) -> tuple[str, str]:
+        dq, dkv = super().read_dtypes()
+        dims = self.op.args.get("Input Dims") or []
+        types = self.op.args.get("Input type") or []
+        i = self.DUMMY_DEP
+        if len(dims) > i and dims[i] == [0] and len(types) > i and is_tensor_type(types[i]):
+            if self.kv_unknown:
+                dkv, self.kv_unknown = types[i], False
+                self.kv_from = (
+                    f"kv_cache_dummy_dep (argument {i}): the 0-element tensor of the cache's "
+                    "dtype that unified_kv_cache_update returns"
+                )
+            self.dtype_new_KV = None  # written by unified_kv_cache_update: read from the cache
+        return dq, dkv
 
 
 def layout_heads(op, k: list[int], v: list[int], layout: str, h_q: int) -> dict[str, Any]:
@@ -63,6 +95,7 @@ class AiterPagedAttentionV1(InferenceAttention):
 
     compute_in_kv_dtype = True
     Q, K, V, BLOCK_TABLES, KV_CACHE_DTYPE, LAYOUT = 2, 3, 4, 6, 11, 12
+    O_ARG = 0
 
     def read_shapes(self) -> dict[str, Any]:
         q, k, v = (input_dims(self.op, i) for i in (self.Q, self.K, self.V))
@@ -76,7 +109,7 @@ class AiterPagedAttentionV1(InferenceAttention):
         return out
 
     def read_dtypes(self) -> tuple[str, str]:
-        return input_type(self.op, self.Q), input_type(self.op, self.K)
+        return self.cache_dtypes(self.Q, self.K)
 
     def read_kv_cache_dtype(self) -> str:
         return concrete_input(self.op, self.KV_CACHE_DTYPE)
@@ -93,6 +126,7 @@ class SglangPagedAttentionRagged(InferenceAttention):
 
     compute_in_kv_dtype = True
     Q, K, V, KV_INDPTR = 2, 3, 4, 5
+    O_ARG = 0
 
     def read_shapes(self) -> dict[str, Any]:
         q, k, v = (input_dims(self.op, i) for i in (self.Q, self.K, self.V))
@@ -106,7 +140,7 @@ class SglangPagedAttentionRagged(InferenceAttention):
         return out
 
     def read_dtypes(self) -> tuple[str, str]:
-        return input_type(self.op, self.Q), input_type(self.op, self.K)
+        return self.cache_dtypes(self.Q, self.K)
 
 
 class AiterPagedAttentionRagged(SglangPagedAttentionRagged):
@@ -129,6 +163,7 @@ class PerfreportPagedAttentionDecode(InferenceAttention):
     """
 
     Q, K, V, BLOCK_TABLES, LAYOUT = 1, 2, 3, 4, 9
+    O_ARG = 0
 
     def read_shapes(self) -> dict[str, Any]:
         q, k, v = (input_dims(self.op, i) for i in (self.Q, self.K, self.V))
@@ -143,7 +178,7 @@ class PerfreportPagedAttentionDecode(InferenceAttention):
         return out
 
     def read_dtypes(self) -> tuple[str, str]:
-        return input_type(self.op, self.Q), input_type(self.op, self.K)
+        return self.cache_dtypes(self.Q, self.K)
 
 
 __all__ = [

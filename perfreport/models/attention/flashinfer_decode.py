@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from perfreport.errors import ModelError
-from perfreport.models.base import concrete_input, input_dims, input_type
+from perfreport.models.base import concrete_input, input_dims
 from perfreport.models.attention.engine_ops import layout_heads
 from perfreport.models.attention.inference import InferenceAttention
 from perfreport.stats.chunks import window_group
@@ -49,6 +49,7 @@ class FlashInferBatchDecode(InferenceAttention):
 
     Q, K, V, KV_INDPTR, LAYOUT = 3, 4, 5, 6, 11
     WINDOW = 12
+    O_ARG = 9  # o (the v0.2.0 custom op returns it instead: O at the query dtype there)
 
     def __init__(self, op):
         super().__init__(op)
@@ -72,13 +73,13 @@ class FlashInferBatchDecode(InferenceAttention):
         return out
 
     def read_dtypes(self) -> tuple[str, str]:
-        return input_type(self.op, self.Q), input_type(self.op, self.K)
+        return self.cache_dtypes(self.Q, self.K, "paged_k_cache")
 
 
 class FlashInferBatchDecodeV020(FlashInferBatchDecode):
     """``flashinfer::batch_decode_with_kv_cache_*_run`` (v0.2.0 custom op; module doc)."""
 
-    LAYOUT, WINDOW = 10, 11
+    LAYOUT, WINDOW, O_ARG = 10, 11, None
 
 
 __all__ = ["FlashInferBatchDecode", "FlashInferBatchDecodeV020", "BATCH_DECODE_RUN", "BATCH_DECODE_RUN_V020"]

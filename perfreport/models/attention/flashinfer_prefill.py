@@ -224,6 +224,7 @@ class FlashInferRaggedPrefill(PerfModel):
             "lengths": self.lengths,
             "dtype_Q": self.dtype_Q,
             "dtype_KV": self.dtype_KV,
+            "dtype_KV_from": f"{'paged_k_cache' if self.paged else 'k'} (argument {self.K})",
             "bytes_QO": self.N_Q * self.H_Q * (self.d_h_qk * self.bpe_Q + self.d_h_v * self.bpe_O),
             "bytes_KV": n_kv * self.H_KV * (self.d_h_qk + self.d_h_v) * self.bpe_KV,
         }

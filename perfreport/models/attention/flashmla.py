@@ -160,6 +160,7 @@ class FlashMlaDecode(PerfModel):
             "lengths": self.lengths,
             "dtype_Q": self.dtype_Q,
             "dtype_KV": self.dtype_KV,
+            "dtype_KV_from": f"kcache (argument {self.KCACHE})",
             "bytes_KV": keys * self.H_KV * self.row * self.bpe_KV,
         }
 

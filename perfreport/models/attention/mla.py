@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from perfreport.errors import ModelError
-from perfreport.models.base import input_dims, input_type
+from perfreport.models.base import input_dims
 from perfreport.models.attention.inference import InferenceAttention
 
 ROPE_DIM = 64  # qk_rope_head_dim of DeepSeek-V2 / V3 / R1 configs
@@ -65,7 +65,7 @@ class AiterMlaDecode(InferenceAttention):
         return dict(N_Q=n, H_Q=h, H_KV=kv[-2], d_h_qk=dqk, d_h_v=dv, kv_layout="latent")
 
     def read_dtypes(self) -> tuple[str, str]:
-        return input_type(self.op, self.Q), input_type(self.op, self.KV)
+        return self.cache_dtypes(self.Q, self.KV, "KV")
 
     def params(self) -> dict[str, Any]:
         p = super().params()
@@ -93,6 +93,7 @@ class CutlassMlaDecode(AiterMlaDecode):
     """
 
     OUT, Q_NOPE, Q_PE, KV = 0, 1, 2, 3
+    O_ARG = 0
 
     def read_shapes(self) -> dict[str, Any]:
         out, qn, qp, kv = (input_dims(self.op, i) for i in (self.OUT, self.Q_NOPE, self.Q_PE, self.KV))
@@ -115,7 +116,7 @@ class CutlassMlaDecode(AiterMlaDecode):
         )
 
     def read_dtypes(self) -> tuple[str, str]:
-        return input_type(self.op, self.Q_NOPE), input_type(self.op, self._kv_at)
+        return self.cache_dtypes(self.Q_NOPE, self._kv_at, "kv_c_and_k_pe_cache")
 
 
 class Sm100CutlassMlaDecode(CutlassMlaDecode):

@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 from perfreport.errors import ModelError
-from perfreport.models.base import input_dims, input_type
+from perfreport.models.base import input_dims
 from perfreport.models.attention.engine_ops import layout_heads
 from perfreport.models.attention.inference import InferenceAttention
 
@@ -59,7 +59,7 @@ class VarlenPrefill(InferenceAttention):
         return dict(H_KV=k[1], d_h_v=v[2], kv_layout="THD")
 
     def read_dtypes(self) -> tuple[str, str]:
-        return input_type(self.op, self.Q), input_type(self.op, self.K)
+        return self.cache_dtypes(self.Q, self.K, "k")
 
 
 class AiterMhaVarlenFwd(VarlenPrefill):

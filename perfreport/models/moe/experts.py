@@ -44,8 +44,9 @@ so 4 bits per value + 1 scale byte per 32 values along K.
 Signatures (positional, as traces record them):
 * ``vllm::moe_forward(hidden_states[T,H], router_logits[T,E], layer_name, ...)`` (vLLM
   ``FusedMoE`` custom op): the weights are not arguments; the "MoE shapes" pass
-  (passes/moe_meta.py) writes ``perf_meta`` from the op's children (``TopK`` k, views of
-  the expert weights) or from ``--model-config``.
+  (passes/moe_meta.py) writes ``perf_meta`` from the op's children (views of the expert
+  weights) or from ``--model-config``, the "MoE top-k" pass (passes/moe_top_k.py) k from the
+  routing ops' ``[T, k]`` tensors or k arguments under or before it.
 * ``vllm::{inplace,outplace}_fused_experts(hidden_states, w1[E,N1,H], w2[E,H,I],
   topk_weights[T,k], topk_ids[T,k], ...)`` (vLLM fused_moe.py), SGLang's
   ``sglang::{inplace,outplace}_fused_experts`` (same leading five),
@@ -61,7 +62,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from perfreport.errors import ModelError
-from perfreport.models.args import Tensor, nargs, perf_meta, tensor, tensor_opt
+from perfreport.models.args import Tensor, arg_int, nargs, perf_meta, tensor, tensor_opt
 from perfreport.models.moe import ep
 from perfreport.models.base import Assumption, PerfModel
 from perfreport.models.dtypes import precision_of
@@ -94,6 +95,7 @@ class FusedMoE(PerfModel):
         self.out_bytes = 0.0
         self.E_global: int | None = None  # experts the router picks from (None: = local)
         self.experts_from = ""  # where local / global counts came from (EP rows)
+        self.k_from = ""  # where top-k came from when it is not the op's own argument
         self._parse()
         self.x: Tensor
         self.T, self.H = self.x.shape[0], self.x.shape[-1]
@@ -131,6 +133,8 @@ class FusedMoE(PerfModel):
             p.update(E_global=self.E_global, local_assignments=round(self.A, 2))
         if self.experts_from:
             p["experts_from"] = self.experts_from
+        if self.k_from:
+            p["top_k_from"] = self.k_from
         return p
 
     def _flops_at(self, assignments: float) -> float:
@@ -192,6 +196,25 @@ class FusedMoE(PerfModel):
         if precision_of(self.x.dtype) == "int8":
             return "int8"
         return precision_of(self.x.dtype)  # 16-bit activations (weights upcast in registers)
+
+
+def top_k_of(op, i: int, tk: tuple[int, ...] = ()) -> tuple[int, str]:
+    """(k, where from) of an op taking ``topk`` as int argument ``i``: that argument; else
+    the second dim of the ``[T, k, ...]`` tensors at ``tk``; else the "MoE top-k" pass's
+    ``moe_top_k`` (routing ops under or before the op); else a refusal naming what was
+    looked at."""
+    k = arg_int(op, i)
+    if k:
+        return k, ""
+    for j in tk:
+        t = tensor_opt(op, j)
+        if t is not None and len(t.shape) == 3 and t.shape[1] > 0:
+            return t.shape[1], f"argument {j} [T, k, *] (topk argument {i} not recorded)"
+    pm = perf_meta(op)
+    if pm.get("moe_top_k"):
+        return pm["moe_top_k"], f"{pm.get('moe_top_k_source', 'routing ops')}; topk argument {i} not recorded"
+    why = pm.get("moe_top_k_source") or "no routing op read"
+    raise ModelError(f"{op.name}: top-k unknown: topk (argument {i}) not recorded; {why}")
 
 
 def later_tensors(op, E: int, start: int, skip: int | None = None) -> tuple[float, list[Tensor]]:
@@ -266,7 +289,7 @@ class VllmMoeForward(FusedMoE):
     op does not take come from the "MoE shapes" pass (perf_meta). The router logits give the
     global expert count, the expert weight views the local one (fewer under EP)."""
 
-    needs = ("moe_top_k", "moe_expert_weights", "moe_config", "sharding")
+    needs = ("moe_top_k", "moe_top_k_source", "moe_expert_weights", "moe_config", "sharding")
     sharding_note = ""
 
     def assumptions(self) -> list[Assumption]:
@@ -284,11 +307,10 @@ class VllmMoeForward(FusedMoE):
             raise ModelError(f"{op.name}: expects hidden_states [T,H] and router_logits [T,E]")
         cfg = pm.get("moe_config") or {}
         self.k = pm.get("moe_top_k") or cfg.get("top_k")
+        self.k_from = pm.get("moe_top_k_source", "") if pm.get("moe_top_k") else "model config num_experts_per_tok"
         if not self.k:
-            raise ModelError(
-                f"{op.name}: top-k unknown: no routing op (TopK / topk_softmax) "
-                "under it and no --model-config num_experts_per_tok"
-            )
+            why = pm.get("moe_top_k_source") or "no routing op under it (TopK / topk_softmax)"
+            raise ModelError(f"{op.name}: top-k unknown: {why}; and no --model-config num_experts_per_tok")
         H = self.x.shape[1]
         e_g, cfg_e = logits.shape[1], cfg.get("num_experts")
         notes = []
@@ -332,5 +354,5 @@ class VllmMoeForward(FusedMoE):
         self.out_bytes = self.x.nbytes
 
 
-__all__ = ["FusedMoE", "FusedExperts", "VllmMoeForward", "later_tensors", "Experts", "solve_experts"]
+__all__ = ["FusedMoE", "FusedExperts", "VllmMoeForward", "later_tensors", "top_k_of", "Experts", "solve_experts"]
 __all__ += ["experts_from_config", "expected_distinct", "distinct_bounds", "MX_BLOCK", "FORMAT_BITS"]

@@ -27,10 +27,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from perfreport.errors import ModelError
-from perfreport.models.args import Tensor, arg_int, tensor, tensor_opt
+from perfreport.models.args import Tensor, tensor, tensor_opt
 from perfreport.models.base import Assumption, PerfModel
 from perfreport.models.dtypes import precision_of
-from perfreport.models.moe.experts import FusedExperts, FusedMoE, expected_distinct, later_tensors
+from perfreport.models.moe.experts import FusedExperts, FusedMoE, expected_distinct, later_tensors, top_k_of
 from perfreport.models.moe.weights import MX_BLOCK, MX_SCALE_BYTES, solve_experts
 
 
@@ -39,18 +39,18 @@ class AiterFmoe(FusedMoE):
     sorted_weights, sorted_expert_ids, num_valid_ids, topk, scales...). The weights hold the
     local experts; the sorted ids are already local (aiter's ``moe_sorting`` with its
     ``expert_mask``), so the global count can only come from ``--model-config`` num_experts:
-    above the weights' count it is expert parallelism (models/moe/ep.py: figure with bounds)."""
+    above the weights' count it is expert parallelism (models/moe/ep.py: figure with bounds).
+    Without a recorded ``topk`` (argument 8), k comes from the routing ops around it (pass "MoE
+    top-k": ``aiter::moe_sorting_fwd`` / ``topk_softmax`` ``[T, k]`` tensors)."""
 
-    needs = ("moe_config",)
+    needs = ("moe_config", "moe_top_k", "moe_top_k_source")
 
     def _parse(self):
         op = self.op
         out = tensor(op, 0, "out")
         self.x = tensor(op, 1, "input")
         w1, w2 = tensor(op, 2, "gate"), tensor(op, 3, "down")
-        self.k = arg_int(op, 8)
-        if not self.k:
-            raise ModelError(f"{op.name}: topk (argument 8) not recorded")
+        self.k, self.k_from = top_k_of(op, 8)
         E = w1.shape[0] if w1.shape else 0
         extra, once = later_tensors(op, E, 9)
         self.experts = solve_experts(op, self.x.shape[-1], w1, w2, extra)
@@ -61,9 +61,11 @@ class AiterFmoe(FusedMoE):
 
 class AiterCkMoeStage(FusedMoE):
     """aiter::ck_moe_stage1 / ck_moe_stage2: one of the two expert GEMMs (see module doc);
-    expert parallelism from ``--model-config`` num_experts as :class:`AiterFmoe`."""
+    expert parallelism from ``--model-config`` num_experts as :class:`AiterFmoe`. Without a
+    recorded ``topk`` (argument 7), k is the second dim of the ``[T, k, *]`` buffer (stage 1's
+    ``out``, stage 2's ``inter_states``), else from the routing ops around it."""
 
-    needs = ("moe_config",)
+    needs = ("moe_config", "moe_top_k", "moe_top_k_source")
 
     def _parse(self):
         op = self.op
@@ -71,9 +73,8 @@ class AiterCkMoeStage(FusedMoE):
         x = tensor(op, 0, "inter_states" if self.stage == 2 else "hidden_states")
         w1, w2 = tensor(op, 1, "w1"), tensor(op, 2, "w2")
         out = tensor(op, 6, "out")
-        self.k = arg_int(op, 7)
-        if not self.k:
-            raise ModelError(f"{op.name}: topk (argument 7) not recorded")
+        # [T, k, *]: stage 1's out (argument 6), stage 2's inter_states (argument 0)
+        self.k, self.k_from = top_k_of(op, 7, (0,) if self.stage == 2 else (6,))
         H = out.shape[-1] if self.stage == 2 else x.shape[-1]
         E = w1.shape[0] if w1.shape else 0
         extra, once = later_tensors(op, E, 8)  # this stage's weight scale, a-scale, weights

@@ -70,13 +70,14 @@ def test_batch_prefill_on_paged_cache(rows):
 def test_paged_decode_fp8_cache(rows, name):
     # 4 decode requests, KV 37+64+100+130 = 331: g_sq 4, g_sk 331, g_sqsk 331.
     # FLOPs = 2*8*128*331 = 677,888.
-    # new 4*1280 = 5,120 elements at BF16 = 10,240 B; cached (331-4)*2*128 = 83,712
-    # elements at 1 B (FP8: uint8 storage for aiter, float8_e4m3fn for FlashInfer) -> 93,952 B.
+    # Q/O 4*1024 = 4,096 elements at BF16 = 8,192 B; the new tokens' K/V 4*256 = 1,024 and
+    # the cached (331-4)*2*128 = 83,712 elements are read from the cache at 1 B (FP8: uint8
+    # storage for aiter, float8_e4m3fn for FlashInfer) -> 92,928 B.
     # B = len(kv_indptr [5]) - 1 = 4. aiter's ragged kernel computes in the KV dtype (FP8),
     # FlashInfer dequantizes to the query dtype (BF16).
     r = rows[name]
     assert r["GFLOP"] == pytest.approx(677_888e-9, rel=1e-12)
-    assert r["data moved (MB)"] == pytest.approx(93_952e-6, rel=1e-12)
+    assert r["data moved (MB)"] == pytest.approx(92_928e-6, rel=1e-12)
     assert r["param: B"] == 4
     assert r["compute spec"] == ("matrix_bf16" if name == FLASHINFER else "matrix_fp8")
 

@@ -34,9 +34,10 @@ def test_gpt_oss_sliding_layer_by_hand():
     # keys read = min(55086, 32 + 32*127) = 4096; pairs = min(55086, 32*128) = 4096
     # FLOPs = 2*64*(64 + 64)*4096 = 67,108,864
     assert m.flops() == 67_108_864
-    # new tokens: 32*(64*64 + 64*64 + 8*64*2) = 32*9216 = 294,912 elements (BF16)
+    # new tokens: Q/O 32*(64*64 + 64*64) = 262,144 + their K/V 32*8*64*2 = 32,768 elements
     # cached: (4096 - 32)*8*128 = 4,161,536 elements; (294,912 + 4,161,536)*2 = 8,912,896 B
-    assert m.byte_terms()["gen_elems_q"] == 294_912
+    t = m.byte_terms()
+    assert t["gen_elems_q"] + t["gen_elems_o"] + t["gen_elems_new_kv"] == 294_912
     assert m.byte_terms()["gen_elems_kv"] == 4_161_536
     assert m.bytes() == 8_912_896
     assert m.params()["sliding_window"] == 128 and m.params()["N_KV"] == 4096

@@ -52,6 +52,7 @@ def test_paged_gqa_fp8_cache_causal():
     assert m.bytes() == 3_608_576
     assert m.precision() == "bf16" and m.assumptions() == []
     assert m.params()["lengths"] == "chunk statistics (prefill group)"
+    assert m.params()["dtype_KV_from"] == "paged_k_cache (argument 4)"  # the FP8 cache, not q's BF16
 
 
 def test_paged_sliding_window_left():

@@ -63,6 +63,7 @@ def test_dense_fp8_extension():
     assert type(m) is FlashMlaDecodeFp8 and m.precision() == "fp8"
     # Q 32*128*576*1 + O 32*128*512*2 = 2,359,296 + 4,194,304; cache 131,072*576*1
     assert m.bytes() == 2_359_296 + 4_194_304 + 75_497_472 == 82_051_072
+    assert m.params()["dtype_KV_from"] == "kcache (argument 1)"
     assert m.flops() == FLOPS
 
 

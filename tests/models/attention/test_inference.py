@@ -72,21 +72,30 @@ def _bench(dtype_kv, b=32, q=4, ctx=65536, hq=16, hkv=1, dk=192, dv=128, page=64
 def test_fp8_decode_row_hand_value_is_half_of_bf16():
     # Seed shape: B 32, q_len 4, ctx 64K, 16:1 GQA, Dk 192, Dv 128.
     # g_sq = 128, g_sk = 32*65536 = 2,097,152, g_sqsk = 32*4*65536 = 8,388,608
-    # gen_elems_q  = 128*(16*192 + 16*128 + 192 + 128) = 128*5440 = 696,320
-    # gen_elems_kv = (2,097,152 - 128)*1*(192 + 128) = 671,047,680
-    # BF16: (696,320 + 671,047,680)*2 = 1,343,488,000 B (1.34 GB)
-    # FP8 : 696,320*2 + 671,047,680*1 = 672,440,320 B (0.67 GB): 0.5005 of BF16
+    # gen_elems_q      = 128*16*192 = 393,216 (Q read), gen_elems_o = 128*16*128 = 262,144 (O)
+    # gen_elems_new_kv = 128*1*(192 + 128) = 40,960 (the new tokens' K/V, in the cache)
+    # gen_elems_kv     = (2,097,152 - 128)*1*(192 + 128) = 671,047,680
+    # BF16: (655,360 + 40,960 + 671,047,680)*2 = 1,343,488,000 B (1.34 GB)
+    # FP8 : 655,360*2 + (40,960 + 671,047,680)*1 = 672,399,360 B (0.67 GB): 0.5005 of BF16
+    # (the op reads the new tokens' K/V from the FP8 cache it takes: 1 byte, not the query's 2)
     # FLOPs = 16*(192 + 128)*2*8,388,608 = 85,899,345,920
     m8, m16 = _bench(U8), _bench(BF16)
     assert m8.byte_terms() == {
         "ctx_elems_q": 0,
+        "ctx_elems_o": 0,
+        "ctx_elems_new_kv": 0,
         "ctx_elems_kv": 0,
-        "gen_elems_q": 696_320,
+        "gen_elems_q": 393_216,
+        "gen_elems_o": 262_144,
+        "gen_elems_new_kv": 40_960,
         "gen_elems_kv": 671_047_680,
         "bpe_Q": 2,
+        "bpe_O": 2,
+        "bpe_new_KV": 1,
         "bpe_KV": 1,
     }
-    assert m8.bytes() == 672_440_320
+    assert m8.bytes() == 672_399_360
+    assert m8.params()["dtype_KV_from"] == "key_cache (argument 2)" and not m8.assumptions()
     assert m16.bytes() == 1_343_488_000
     assert 0.50 < m8.bytes() / m16.bytes() < 0.501
     assert m8.flops() == m16.flops() == 85_899_345_920
@@ -140,12 +149,14 @@ def _aiter(k_shape, v_shape, kv_type, stats=None):
 @pytest.mark.parametrize(
     "kv_type,spec,nbytes",
     [
-        # H_Q 8, H_KV 2, D 64; g_sq 4, g_sk 331: gen_q = 4*(8*64*2 + 2*64*2) = 5,120,
-        # gen_kv = (331 - 4)*2*128 = 83,712; BF16 (5,120 + 83,712)*2 = 177,664;
-        # FP8 5,120*2 + 83,712 = 93,952.  FLOPs 8*128*2*331 = 677,888.
+        # H_Q 8, H_KV 2, D 64; g_sq 4, g_sk 331: gen_q = 4*8*64*2 = 4,096 (Q, O),
+        # gen_new_kv = 4*2*128 = 1,024, gen_kv = (331 - 4)*2*128 = 83,712;
+        # BF16 (4,096 + 1,024 + 83,712)*2 = 177,664; FP8 4,096*2 + 1,024 + 83,712 = 92,928
+        # (every K/V element, the new tokens' too, is read from the cache: key_cache's dtype).
+        # FLOPs 8*128*2*331 = 677,888.
         (BF16, "matrix_bf16", 177_664),
-        (FNUZ, "matrix_fp8", 93_952),
-        (U8, "matrix_fp8", 93_952),
+        (FNUZ, "matrix_fp8", 92_928),
+        (U8, "matrix_fp8", 92_928),
     ],
 )
 def test_aiter_leaf_bytes_and_compute_spec(kv_type, spec, nbytes):
@@ -194,10 +205,18 @@ def test_vllm_reference_row():
 
 def test_rocm_parent_uses_propagated_cache_dtype():
     base = dict(name="vllm::unified_attention_with_output", dims=VLLM_DIMS, types=VLLM_TYPES, stats=VLLM_ANN)
-    m8 = VllmUnifiedAttention(_op(**base, meta={"KCache_dtype": U8}))
-    # FP8 cache: 294,912*2 + 56,375,296*1 = 56,965,120 B; compute stays BF16
-    assert (m8.dtype_KV, m8.bpe_KV, m8.bytes()) == (U8, 1, 56_965_120)
-    assert m8.compute_spec() == "matrix_bf16"
+    m8 = VllmUnifiedAttention(_op(**base, meta={"KCache_dtype": U8, "KCache_source": "leaf"}))
+    # FP8 cache; kv_cache_dummy_dep (argument 7) is recorded, so unified_kv_cache_update wrote
+    # the new tokens and this op reads them from the cache as well: Q/O 32*64*64*2 = 262,144
+    # elements at 2 B, new K/V 32*8*128 = 32,768 + cached 56,375,296 elements at 1 B
+    # = 524,288 + 32,768 + 56,375,296 = 56,932,352 B; compute stays BF16
+    assert (m8.dtype_KV, m8.bpe_KV, m8.bytes()) == (U8, 1, 56_932_352)
+    assert m8.compute_spec() == "matrix_bf16" and m8.params()["dtype_KV_from"] == "leaf"
+    # without the dummy (older vLLM: the op writes the new K/V itself) they count at BF16:
+    # (262,144 + 32,768)*2 + 56,375,296 = 56,965,120 B
+    old = dict(base, dims=VLLM_DIMS[:5], types=VLLM_TYPES[:5])
+    m8 = VllmUnifiedAttention(_op(**old, meta={"KCache_dtype": U8}))
+    assert (m8.dtype_KV, m8.dtype_new_KV, m8.bytes()) == (U8, BF16, 56_965_120)
 
 
 def test_dtype_kv_priority():
@@ -206,7 +225,8 @@ def test_dtype_kv_priority():
     ann = "execute_4_context_0(sq0sk0sqsq0sqsk0)_generation_4(sq4sk331sqsq4sqsk331)"
     mk = lambda t, meta=None: InferenceAttention(_op("x", dims, t, ann, meta=meta))
     assert mk(types, {"KCache_dtype": FNUZ}).dtype_KV == FNUZ  # perf_meta first
-    assert mk(types).dtype_KV == "c10::Half"  # then Input type[1]
+    m = mk(types)  # then unknown: taken = the new key's dtype, with an assumption
+    assert (m.dtype_KV, m.kv_unknown) == ("c10::Half", True) and m.assumptions()
     assert mk([BF16, "", BF16]).dtype_KV == BF16  # then dtype_Q
 
 
@@ -312,7 +332,11 @@ def test_four_terms_equal_single_dtype_formula(hkv, group, dk, dv, dtype, c, g):
 # ctx_kv (24-16)*256 = 2,048, gen_q 3*1,280 = 3,840, gen_kv (294-3)*256 = 74,496;
 # BF16 100,864*2 = 201,728 B; FP8 24,320*2 + 76,544 = 125,184 B;
 # FLOPs 8*128*(2*384 - 256 + 2*294) = 1,126,400.
+# The aiter leaf reads the new tokens' K/V from its cache too: FP8 decode 92,928 B (above);
+# mixed FP8 (16,384 + 3,072)*2 + (4,096 + 768) + (2,048 + 74,496) = 120,320 B (Q/O 1,024
+# elements a token at 2 B; new K/V 256 a token and cached K/V at 1 B).
 FIXTURE_BYTES = [177_664, 201_728, 93_952, 125_184, 93_952, 125_184]
+LEAF_BYTES = [177_664, 201_728, 92_928, 120_320, 92_928, 120_320]
 FIXTURE_FLOPS = [677_888, 1_126_400] * 3
 
 
@@ -330,7 +354,7 @@ def _modelled_rows(path):
 def test_aiter_fixture_leaf_replaces_parent():
     rows = _modelled_rows(FIX / "inference_aiter_paged_attention_v1.json.gz")
     assert [n for n, _ in rows] == ["aiter::paged_attention_v1"] * 6
-    assert [m.bytes() for _, m in rows] == FIXTURE_BYTES
+    assert [m.bytes() for _, m in rows] == LEAF_BYTES
     assert [m.flops() for _, m in rows] == FIXTURE_FLOPS
     assert [m.compute_spec() for _, m in rows] == ["matrix_bf16"] * 2 + ["matrix_fp8"] * 4
     assert [m.kv_layout for _, m in rows] == ["HND"] * 4 + ["NHD"] * 2

@@ -38,14 +38,17 @@ def test_deepseek_v3_decode_by_hand():
     assert (m.H_Q, m.H_KV, m.d_h_qk, m.d_h_v) == (128, 1, 576, 512)
     # decode only (the prefill chunk is another op): FLOPs = 2*128*(576 + 512)*131072
     assert m.flops() == 2 * 128 * 1088 * 131072 == 36_507_222_016
-    # new tokens: 32*(128*576 + 128*512 + 576) = 32*139,840 = 4,474,880 elements (BF16)
+    # new tokens: Q read + O written 32*(128*576 + 128*512) = 32*139,264 = 4,456,448 elements
+    # at the query dtype; their latents 32*576 = 18,432 elements, read from the cache
     # cached latents: (131072 - 32)*576 = 75,479,040 elements (V is the same vector)
     t = m.byte_terms()
-    assert (t["ctx_elems_q"], t["ctx_elems_kv"]) == (0, 0)
-    assert (t["gen_elems_q"], t["gen_elems_kv"]) == (4_474_880, 75_479_040)
-    assert m.bytes() == (4_474_880 + 75_479_040) * 2 == 159_907_840
-    # an FP8 latent cache halves the cached part only
-    assert _mla(FP8).bytes() == 4_474_880 * 2 + 75_479_040 == 84_428_800
+    assert (t["ctx_elems_q"], t["ctx_elems_o"], t["ctx_elems_new_kv"], t["ctx_elems_kv"]) == (0, 0, 0, 0)
+    # Q 32*128*576 = 2,359,296 + O 32*128*512 = 2,097,152 = 4,456,448
+    assert (t["gen_elems_q"], t["gen_elems_o"]) == (2_359_296, 2_097_152)
+    assert (t["gen_elems_new_kv"], t["gen_elems_kv"]) == (18_432, 75_479_040)
+    assert m.bytes() == (4_456_448 + 18_432 + 75_479_040) * 2 == 159_907_840
+    # an FP8 latent cache halves every latent read (the new tokens' are in the cache too)
+    assert _mla(FP8).bytes() == 4_456_448 * 2 + 18_432 + 75_479_040 == 84_410_368
 
 
 def test_d_v_assumed_without_an_output_shape():
@@ -90,7 +93,8 @@ def test_cutlass_mla_decode_forms_match_the_aiter_figures():
     assert type(vllm) is CutlassMlaDecode and type(sm100) is Sm100CutlassMlaDecode
     for m in (vllm, sm100, old_sgl):
         assert (m.H_Q, m.H_KV, m.d_h_qk, m.d_h_v) == (128, 1, 576, 512)
-        # FLOPs 2*128*1088*131072; bytes 4,474,880*2 (BF16 new tokens) + 75,479,040*1 (FP8)
+        # FLOPs 2*128*1088*131072; bytes 4,456,448*2 (BF16 Q, O) + (18,432 + 75,479,040)*1
+        # (every latent read from the FP8 cache)
         assert m.flops() == 36_507_222_016
-        assert m.bytes() == 84_428_800
+        assert m.bytes() == 84_410_368
         assert "assumed" not in str(m.params()["d_h_v"])
