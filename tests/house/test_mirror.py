@@ -23,13 +23,7 @@ NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
     "cli/app.py": (("tests/cli/test_help.py", "tests/cli/test_hostile.py"), _CLI),
     "cli/diff.py": (("tests/diff/test_diff.py", "tests/cli/test_hostile_outputs.py"), _CLI),
     "cli/multi.py": (("tests/cli/test_multi_options.py", "tests/multi/test_inputs.py"), _CLI),
-    "errors.py": (("tests/cli/test_bad_input.py",), "its mirror tests/test_errors.py is on branch h21p"),
-    "writers/text.py": (("tests/writers/test_summary.py",), "its mirror tests/writers/test_text.py is on branch h21p"),
     "multi/ray_connect.py": (("tests/multi/test_engines.py",), "its mirror tests/multi/test_ray_connect.py is on h21i"),
-    "models/attention/engine_ops.py": (
-        ("tests/models/attention/test_inference.py",),
-        "its mirror tests/models/attention/test_engine_ops.py is on branch h19kv",
-    ),
     "models/attention/flashinfer_paged_prefill.py": (
         ("tests/models/attention/test_flashinfer_prefill.py",),
         "split out of flashinfer_prefill.py for size; one test file covers both halves of the family",
