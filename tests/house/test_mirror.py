@@ -42,7 +42,6 @@ NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
         ("tests/writers/test_html_ranks.py",),
         "a Report with per-rank fields; its one method writes HTML",
     ),
-    "pa/kernel/cache.py": (("tests/pa/kernel/test_reference.py", "tests/pa/kernel/test_partition_kernel.py"), _KERNEL),
     "pa/kernel/host.py": (("tests/pa/kernel/test_partition_kernel.py", "tests/pa/kernel/test_pa_gpu.py"), _KERNEL),
     "pa/kernel/launch.py": (("tests/pa/kernel/test_tuning.py", "tests/pa/kernel/test_partition_kernel.py"), _KERNEL),
     "pa/kernel/reduce_kernel.py": (("tests/pa/kernel/test_partition_kernel.py",), _KERNEL),
