@@ -42,8 +42,6 @@ NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
         ("tests/writers/test_html_ranks.py",),
         "a Report with per-rank fields; its one method writes HTML",
     ),
-    "pa/kernel/host.py": (("tests/pa/kernel/test_partition_kernel.py", "tests/pa/kernel/test_pa_gpu.py"), _KERNEL),
-    "pa/kernel/launch.py": (("tests/pa/kernel/test_tuning.py", "tests/pa/kernel/test_partition_kernel.py"), _KERNEL),
     "pa/kernel/reduce_kernel.py": (("tests/pa/kernel/test_partition_kernel.py",), _KERNEL),
     "tables/columns.py": (("tests/tables/test_column_schema.py",), "the column constants (data) and their schema"),
 }
