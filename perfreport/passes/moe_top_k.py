@@ -13,8 +13,11 @@ route outside the experts op):
   disagree, what was found (the model then refuses with that reason).
 
 A ``[T, k]`` tensor counts only with T = the op's tokens (rows of its hidden states), an int
-only on a routing op whose input is the op's ``[T, E]`` router logits where it takes them, and
-0 < k <= E where E is known. The routing ops and the argument read (positional, as traces
+only on a routing op whose input is the op's ``[T, E]`` router logits where it takes them
+(``aten::topk`` only then: DeepSeek's grouped routing also takes a top-k of ``[T, groups]``
+scores), and 0 < k <= E where E is known. A fused-experts op's topk_ids win over the routing
+ops (they are the pairs its GEMMs run; shared experts fused as extra columns make them wider);
+two values at one level are refused. The routing ops and the argument read (positional, as traces
 record them; sources in the models that own them):
 
 * ``TopK(x [T, E], k, apply_softmax, dim, return_bitmatrix, y_indx, n_rows)``: k at 1
@@ -99,6 +102,8 @@ def read_k(o, T: int | None, logits: list | None) -> int | None:
         x = d[0] if d else None
         if not (isinstance(x, list) and len(x) == 2 and x[0] == T) or (logits is not None and x != logits):
             return None
+        if logits is None and o.name == "aten::topk":
+            return None  # a generic op: routing only on the op's own router logits
         ci = o.args.get("Concrete Inputs") or []
         v = str(ci[i]).strip() if i < len(ci) else ""
         if not v.isdigit() or int(v) <= 0:
@@ -122,22 +127,38 @@ def _neighbours(op) -> list:
     return [below, before]
 
 
+def _experts_op(name: str) -> bool:
+    """A fused-experts op: its topk_ids are the (token, expert) pairs its GEMMs run."""
+    return ROUTING_K.get(name) == ("tk", 4)
+
+
 def top_k(op) -> tuple[int | None, str]:
-    """(k, where it came from) or (None, why not) for one MoE op."""
+    """(k, where it came from) or (None, why not) for one MoE op.
+
+    Within a group (under the op, then before it) a fused-experts op's topk_ids win over the
+    routing ops: they are the pairs the expert GEMMs run (vLLM / aiter fuse shared experts
+    as extra topk_ids columns, so they may exceed the router's k; the row says so). Two
+    values at the same level are refused."""
     T, logits = _tokens_experts(op)
     for where, group in zip(("under the op", "before it under the same parent"), _neighbours(op)):
-        found = {}
+        tiers: tuple[dict, dict] = ({}, {})  # fused-experts topk_ids, routing ops
         for o in group:
             k = read_k(o, T, logits)
             if k is not None:
                 kind, i = ROUTING_K[o.name]
-                found.setdefault(k, f"{o.name} {'argument' if kind == 'int' else '[T, k] argument'} {i}")
-        if len(found) == 1:
-            ((k, src),) = found.items()
-            return k, f"{src} ({where})"
-        if len(found) > 1:
-            seen = ", ".join(f"{k} from {s}" for k, s in sorted(found.items()))
-            return None, f"routing ops {where} disagree: {seen}"
+                text = f"{o.name} {'argument' if kind == 'int' else '[T, k] argument'} {i}"
+                tiers[0 if _experts_op(o.name) else 1].setdefault(k, text)
+        for n, found in enumerate(tiers):
+            if len(found) == 1:
+                ((k, src),) = found.items()
+                other = tiers[1] if n == 0 else {}
+                extra = ""
+                if set(other) - {k}:
+                    extra = "; routing ops show " + ", ".join(f"{x} ({s})" for x, s in sorted(other.items()))
+                return k, f"{src} ({where}){extra}"
+            if len(found) > 1:
+                seen = ", ".join(f"{k} from {s}" for k, s in sorted(found.items()))
+                return None, f"routing ops {where} disagree: {seen}"
     return None, (
         f"no routing op (TopK, SortTokens, topk_softmax, moe_align / moe_sorting, fused_experts) under "
         f"it or before it shows k: no [{T}, k] tensor, no k argument"

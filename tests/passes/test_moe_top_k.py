@@ -142,3 +142,34 @@ def test_aiter_fmoe_after_its_moe_sorting(tmp_path):
     # 2·T·k·(H·2I + I·H) = 2·6·2·(64·192 + 96·64) = 442,368
     assert (m.k, m.flops()) == (2, 442_368)
     assert m.params()["top_k_from"].startswith("aiter::moe_sorting_fwd [T, k] argument 0 (before it")
+
+
+def test_fused_experts_topk_ids_win_and_grouped_topk_is_not_routing(tmp_path):
+    """DeepSeek-style routing under vllm::moe_forward (T 6, E 8): aten::topk of the [6, 4]
+    group scores (k 2 groups) is not the router's (not the op's [6, 8] logits); aten::topk of
+    the logits gives k 2; the fused-experts child runs topk_ids [6, 3] (a shared expert fused as
+    an extra column): its 3 wins, and the row names the router's 2."""
+    fused = [[6, 64], [9, 192, 64], [9, 64, 96], [6, 3], [6, 3]]
+    evs = [
+        X("cpu_op", "vllm::moe_forward", 0, 100, **shape_args([[6, 64], [6, 8], []], [BF16, BF16, ""])),
+        X(
+            "cpu_op",
+            "aten::topk",
+            10,
+            5,
+            **shape_args([[6, 4], [], [], [], []], [F32] + ["Scalar"] * 4, ["", "2", "-1", "True", "False"]),
+        ),
+        X(
+            "cpu_op",
+            "aten::topk",
+            20,
+            5,
+            **shape_args([[6, 8], [], [], [], []], [F32] + ["Scalar"] * 4, ["", "2", "-1", "True", "False"]),
+        ),
+        X("cpu_op", "vllm::outplace_fused_experts", 30, 5, **shape_args(fused, [BF16, BF16, BF16, F32, I32])),
+    ]
+    (op,) = load_tree(write_trace(tmp_path, evs)).ops_named("vllm::moe_forward")
+    assert op.perf_meta["moe_top_k"] == 3
+    assert op.perf_meta["moe_top_k_source"] == (
+        "vllm::outplace_fused_experts [T, k] argument 4 (under the op); routing ops show 2 (aten::topk argument 1)"
+    )
