@@ -87,8 +87,10 @@ def analyze(
         trace, graph_capture=graph_capture, model_config=model_config, on_progress=on_progress, steps=steps
     )
     spec, arch_msg = _spec_for(tree, arch, basis)
+    kept: dict = {}
     sheets, coverage = build_tables(
         tree,
+        keep=kept,
         short_kernel_us=short_kernel_us,
         include_unlinked=not linked_only,
         spec=spec,
@@ -115,6 +117,7 @@ def analyze(
         has_gpu=bool(tree.gpu),
         meta=tree.meta,
         coverage=coverage,
+        timeline=kept.get("timeline"),
         inputs=[
             str(x)
             for x in (graph_capture, getattr(model_config, "source", model_config), *models)
