@@ -277,3 +277,8 @@ def test_in_chromium_the_check_sees_a_blocked_script(tmp_path):
         assert any("Content Security Policy" in p for p in b.problems())
     finally:
         b.close()
+
+
+def test_no_time_axis_data_unless_asked():
+    r = perfreport.analyze(str(TRACE), timeline=False)  # what the CLI does without --html
+    assert r.timeline is None and "No time axis" in html_text(r)
