@@ -8,7 +8,9 @@ copy shifted in time with its ids offset, so kernels keep their launches; each c
 ProfilerStep), loads the tree once, then times, each the best of 3 runs:
   * baseline: the analysis without the five sheets: read -> tree -> passes (once) plus
     ``build_tables`` without them (best of 3),
-  * the five sheets alone on the same tree (best of 3).
+  * the five sheets alone on the same tree (best of 3),
+  * the HTML page's time-axis data (``timeline_lanes``: lanes, idle rows, steps, downsampled to
+    its payload cap) on the same tree (best of 3; analyze builds it with the five sheets).
 Prints a table; ratios are over the baseline's time.
 """
 
@@ -62,6 +64,17 @@ def main() -> None:
     whole = t_tree + base
     sheets, _ = T.build_tables(tree, spec=spec)
     new = best(lambda: keep(tree, sheets, True, 0.8, None))
+    from perfreport.tables.gpu_arrays import gpu_arrays
+    from perfreport.tables.steps import steps_sheet
+    from perfreport.tables.lanes import timeline_lanes
+    from perfreport.tree.steps import find_steps
+
+    arr = gpu_arrays(tree)
+    found = find_steps(tree)
+    recs = steps_sheet(tree, arr, found).records()
+    box: dict = {}
+    lanes = best(lambda: box.update(tl=timeline_lanes(tree, arr, found, recs)))
+    tl = box["tl"]
     print(
         f"trace: {big_mb:.0f} MB ({copies} copies of {Path(a.source).name}, {n_events} events), {len(tree.gpu)} GPU events"
     )
@@ -69,6 +82,9 @@ def main() -> None:
     print(f"{'analysis without the five sheets (baseline)':<44}{whole:>10.3f}{1.0:>8.2f}")
     print(f"{'  of which the other tables':<44}{base:>10.3f}{base / whole:>8.2f}")
     print(f"{'fix_first + steps + idle + launches + queue':<44}{new:>10.3f}{new / whole:>8.2f}")
+    print(f"{'HTML time-axis data (timeline_lanes)':<44}{lanes:>10.3f}{lanes / whole:>8.2f}")
+    how = f"merged at R = {tl['resolution']:,}" if tl["merged"] else "every event drawn"
+    print(f"time-axis payload: {tl['bytes'] / 1e6:.2f} MB, {tl['blocks']:,} blocks of {tl['events']:,} events ({how})")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,9 @@ class Report:
     * ``spec``: the :class:`~perfreport.specs.GpuSpec` used for rooflines (None if none matched);
     * ``has_gpu``: False when the trace holds no GPU events (CPU-side sheets only);
     * ``coverage``: the :class:`~perfreport.tables.coverage.Coverage` statement (how much of the
-      GPU time is modelled, and why not the rest); its lines are also in ``notes``.
+      GPU time is modelled, and why not the rest); its lines are also in ``notes``;
+    * ``timeline``: the HTML page's time-axis data (lanes, idle, steps; see
+      :mod:`perfreport.tables.lanes`), None when the report was not made from a trace.
 
     The writers refuse (:class:`~perfreport.errors.BadInput`) to replace a file the report was
     read from: ``source``, ``inputs``, and a merged report's per-rank traces.
@@ -37,6 +39,7 @@ class Report:
     meta: dict = field(default_factory=dict, repr=False)
     coverage: Any = None
     inputs: list = field(default_factory=list)  # other files it was read from (graph capture, config, models)
+    timeline: Any = field(default=None, repr=False)  # the HTML page's time-axis data (tables/lanes.py)
 
     @property
     def sheet_names(self) -> list[str]:

@@ -220,6 +220,7 @@ def analyze(
             linked_only=linked_only,
             steps=steps,
             target_roofline=target_roofline / 100.0,
+            timeline=html_path is not None,  # the time axis only for a page
         )
     except BadInput as exc:
         _err(str(exc))

@@ -66,7 +66,7 @@ def load_side(path, *, analyze_kw: dict | None = None) -> Side:
         return _report_json(p)
     from perfreport.pipeline import analyze
 
-    rep = analyze(str(p), **(analyze_kw or {}))
+    rep = analyze(str(p), timeline=False, **(analyze_kw or {}))  # diff writes no HTML page
     ops = rep.sheet(OPS_SHEET).records()
     tl = rep.sheet(TIMELINE_SHEET).records() if TIMELINE_SHEET in rep.sheet_names else []
     ctx = context.from_meta(rep.meta, rep.spec.key if rep.spec is not None else None)

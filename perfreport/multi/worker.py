@@ -72,7 +72,7 @@ def analyze_trace(path: str, opts: dict) -> RankResult:
         got["calls"] = extract_calls(tree)
         got["steps"] = [(s.number, s.ts, s.end) for s in find_steps(tree)]
 
-    report = analyze(path, on_tree=on_tree, **kw)
+    report = analyze(path, on_tree=on_tree, timeline=False, **kw)  # the merged page has no time axis
     calls = got.get("calls", [])
     meta = report.meta
     di = meta.get("distributedInfo") if isinstance(meta.get("distributedInfo"), dict) else {}

@@ -17,6 +17,8 @@ from perfreport.tables.launches import launch_queue, launch_stats
 from perfreport.tables.sheet import Sheet
 from perfreport.tables.steps import steps_sheet
 from perfreport.tables.timeline import gpu_timeline
+from perfreport.tables.lanes import timeline_lanes
+from perfreport.tree.steps import find_steps
 
 
 def build_sheets(
@@ -36,10 +38,13 @@ def build_tables(
     perf: bool = True,
     target_roofline: float = 0.8,
     steps_note: str | None = None,
+    keep: dict | None = None,
 ):
     """(sheets, coverage): the report's sheets and its :class:`~perfreport.tables.coverage.Coverage`
     (None when ``perf`` is False). ``target_roofline``: the share of roofline the ``fix_first``
-    sheet assumes a row could reach; ``steps_note``: what ``--steps`` kept (for the steps sheet)."""
+    sheet assumes a row could reach; ``steps_note``: what ``--steps`` kept (for the steps sheet);
+    ``keep``: a dict that receives ``"timeline"``, the HTML page's time-axis data
+    (:func:`perfreport.tables.lanes.timeline_lanes`), when given."""
     times = OpTimes(tree)
     sheets: list[Sheet] = []
     tl = gpu_timeline(tree, include_unlinked=include_unlinked)
@@ -58,22 +63,27 @@ def build_tables(
 
         perf_s, coverage = perf_tables(tree, spec)
         sheets.extend(perf_s)
-    sheets.extend(_between_kernels(tree, sheets, include_unlinked, target_roofline, steps_note))
+    sheets.extend(_between_kernels(tree, sheets, include_unlinked, target_roofline, steps_note, keep))
     check_conservation(sheets, tree)  # every GPU event counted once, or InternalError
     if coverage is not None and tree.gpu:
         check_total("coverage split", coverage.parts_us, gpu_time(tree))
     return sheets, coverage
 
 
-def _between_kernels(tree, sheets, include_unlinked, target_roofline, steps_note) -> list[Sheet]:
-    """What happens between the kernels: what to fix first, steps, idle split, launches."""
+def _between_kernels(tree, sheets, include_unlinked, target_roofline, steps_note, keep=None) -> list[Sheet]:
+    """What happens between the kernels: what to fix first, steps, idle split, launches (and,
+    into ``keep``, the time-axis timeline's data)."""
     if not tree.gpu:
         return []
     by = {s.name: s for s in sheets}
     arr = gpu_arrays(tree, include_unlinked=include_unlinked)
     idle = idle_time(arr)
     first = fix_first(by["gpu_timeline"], by.get("unified_perf_summary"), idle, target_roofline)
-    return [first, steps_sheet(tree, arr, note=steps_note), idle, launch_stats(arr), launch_queue(arr)]
+    found = find_steps(tree)
+    steps = steps_sheet(tree, arr, found, note=steps_note)
+    if keep is not None:
+        keep["timeline"] = timeline_lanes(tree, arr, found, steps.records(), include_unlinked)
+    return [first, steps, idle, launch_stats(arr), launch_queue(arr)]
 
 
 __all__ = ["build_sheets", "build_tables", "Sheet", "OpTimes"]

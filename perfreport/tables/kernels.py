@@ -22,7 +22,8 @@ from perfreport.tables import columns as C
 _durations = partial(array, "d")
 
 
-def _parent(g):
+def parent_op(g):
+    """(parent op name, its category) of GPU event ``g``: the kernel_summary grouping."""
     op = g.op
     if op is None:
         return (UNLINKED, "unlinked") if g.launcher is None else (g.owner.name, "runtime (no op)")
@@ -41,7 +42,7 @@ def kernel_summary(tree, total_time_us: float) -> Sheet:
     groups: dict = defaultdict(_durations)
     cats, excl = {}, {}
     for g in tree.gpu:
-        pname, pcat = _parent(g)
+        pname, pcat = parent_op(g)
         key = (pname, g.name, g.stream)
         groups[key].append(g.dur)
         excl[key] = excl.get(key, 0.0) + g.stream_time
@@ -98,7 +99,7 @@ def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0) -> She
         if g.dur >= threshold_us:
             continue
         op = g.op
-        pname = _parent(g)[0]
+        pname = parent_op(g)[0]
         a = op.args if op is not None else {}
         key = (pname, id(a), g.name)
         groups[key].append(g.dur)

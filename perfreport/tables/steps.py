@@ -43,6 +43,20 @@ def _covered(starts: np.ndarray, ends: np.ndarray, a: np.ndarray, b: np.ndarray)
     return np.clip(before(b) - before(a), 0.0, None)
 
 
+def event_steps(arr, steps) -> np.ndarray:
+    """Per GPU event of ``arr``, the index in ``steps`` of the step it belongs to (its launch
+    call, else its launching op, starts inside the step's CPU range), -1 for none."""
+    if not steps:
+        return np.full(len(arr), -1, dtype=np.int64)
+    starts = np.array([s.ts for s in steps])
+    ends = np.array([s.end for s in steps])
+    when = np.where(arr.lts == arr.lts, arr.lts, arr.owner_ts)  # launch call, else launching op
+    si = np.searchsorted(starts, when, side="right") - 1
+    ok = (when == when) & (si >= 0)
+    ok[ok] &= when[ok] < ends[si[ok]]
+    return np.where(ok, si, -1)
+
+
 def step_rows(tree, arr, steps=None) -> list[dict]:
     steps = find_steps(tree) if steps is None else steps
     if not steps:
@@ -50,11 +64,7 @@ def step_rows(tree, arr, steps=None) -> list[dict]:
     waits = host_wait(arr)  # per device; a step's host wait adds its devices'
     starts = np.array([s.ts for s in steps])
     ends = np.array([s.end for s in steps])
-    when = np.where(arr.lts == arr.lts, arr.lts, arr.owner_ts)  # launch call, else launching op
-    si = np.searchsorted(starts, when, side="right") - 1
-    ok = (when == when) & (si >= 0)
-    ok[ok] &= when[ok] < ends[si[ok]]
-    si = np.where(ok, si, -1)
+    si = event_steps(arr, steps)
     idx, cts, cdur, _ = call_index(arr)
     ci = np.searchsorted(starts, cts, side="right") - 1
     cok = ci >= 0
@@ -141,4 +151,4 @@ def steps_sheet(tree, arr, steps=None, note: str | None = None) -> Sheet:
     return Sheet.from_records("steps", recs, COLUMNS, fmt, notes)
 
 
-__all__ = ["steps_sheet", "step_rows", "CPU_BOUND_SHARE", "COLUMNS"]
+__all__ = ["steps_sheet", "step_rows", "event_steps", "CPU_BOUND_SHARE", "COLUMNS"]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from perfreport.writers import numfmt
 from perfreport.writers.atomic import atomic_path
+from perfreport.writers.html_timeline import TIMELINE_HASH, timeline_section
 from perfreport.writers.roofline_svg import escape as esc
 from perfreport.writers.roofline_svg import roofline_svg
 from perfreport.writers.summary import coverage_lines, gpu_breakdown, spec_facts, top_rows
@@ -82,10 +83,10 @@ TABLE = [
     ("flags", "flags", None),
 ]
 
-# the page's one script is allowed by its hash, not by 'unsafe-inline': any other inline script
+# the page's scripts (sorter, time axis) are allowed by their hashes, not by 'unsafe-inline': any other inline script
 # (say, markup that slipped through escaping) does not run
 SCRIPT_HASH = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
-CSP = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{SCRIPT_HASH}'"
+CSP = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{SCRIPT_HASH}' 'sha256-{TIMELINE_HASH}'"
 
 
 def top_table(rows) -> str:
@@ -184,6 +185,7 @@ def html_text(report, top: int = TOP) -> str:
     parts.append(roofline_svg(rows, report.spec))
     parts.append("<h2>GPU timeline</h2>")
     parts.append(timeline_html(report))
+    parts.append(timeline_section(getattr(report, "timeline", None)))
     shown = rows[:top]
     parts.append(f"<h2>Top {len(shown)} of {len(rows)} rows by GPU time</h2>")
     parts.append('<p class="muted">Click a header to sort. Full table: the workbook\'s unified_perf_summary sheet.</p>')
