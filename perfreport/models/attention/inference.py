@@ -106,6 +106,8 @@ class InferenceAttention(PerfModel):
         self.bpe_Q = _bpe(op, self.dtype_Q)
         self.bpe_KV = _bpe(op, self.dtype_KV)
         self.window, self.window_source = self.read_window()
+        # the window is known: from the op, or the config gives this layer's (0 = full attention)
+        self.window_ruled_out = self.window is not None or isinstance(op.perf_meta.get("sliding_window"), int)
         self._groups = None
         if self.window:
             c, g = self.stats.prefill, self.stats.decode
