@@ -13,7 +13,9 @@ with the conservation check (``tables/conservation.check_total``) on every repor
 * ``communication``: NCCL/RCCL kernels of the other rows;
 * ``memcpy/memset``: copies and fills of the other rows;
 * ``unmodelled`` by reason, for the rest of those rows' time: ``model inputs suspect``,
-  ``no model for the op``, ``model error`` (each error text kept in ``model_errors``), ``no roofline figure`` (model
+  ``no shapes recorded (record_shapes was off)`` (an op with a model but no ``Input Dims``,
+  ``Input type`` or ``Concrete Inputs`` at all: the profiler ran without ``record_shapes=True``,
+  so no model can read it), ``no model for the op``, ``model error`` (each error text kept in ``model_errors``), ``no roofline figure`` (model
   evaluated but no spec, no bytes, or no peak for its compute spec), ``graph replay without
   shapes`` (kernels of a CUDA/HIP graph launch with no capture trace to attribute them),
   ``no CPU launch in the window`` (unlinked kernels), ``inside a user annotation only`` (the
@@ -80,7 +82,8 @@ UNLINKED = "no CPU launch in the window"
 ANNOTATION = "inside a user annotation only"
 OUTSIDE = "launched outside any op"
 SUSPECT = "model inputs suspect"  # = tables/flags.SUSPECT: a figure no cause can make true
-REASONS = (SUSPECT, NO_MODEL, MODEL_ERROR, NO_ROOFLINE, GRAPH, UNLINKED, ANNOTATION, OUTSIDE)
+NO_SHAPES = "no shapes recorded (record_shapes was off)"  # a modelled op without Input Dims at all
+REASONS = (SUSPECT, NO_SHAPES, NO_MODEL, MODEL_ERROR, NO_ROOFLINE, GRAPH, UNLINKED, ANNOTATION, OUTSIDE)
 TOP = 5
 
 
@@ -284,6 +287,7 @@ __all__ = [
     "ANNOTATION",
     "OUTSIDE",
     "SUSPECT",
+    "NO_SHAPES",
     "GRAPH_CATEGORY",
     "NO_CAPTURE",
     "UNMATCHED",

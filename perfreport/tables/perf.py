@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from perfreport.events import CPU_OP
+from perfreport.read.schema import SHAPE_KEYS  # what record_shapes=True writes on every cpu_op
 from perfreport.tables import columns as C
 from perfreport.tables import coverage as cv
 from perfreport.tables import flags as fl
@@ -74,6 +75,8 @@ def _reason(op, ev, parts, total: float, spec) -> str:
     if op is None:
         return cv.UNLINKED
     if ev is not None:
+        if ev.reason and not any(k in (op.args or {}) for k in SHAPE_KEYS):
+            return cv.NO_SHAPES  # record_shapes=True writes these on every cpu_op
         return cv.MODEL_ERROR if ev.reason else cv.NO_ROOFLINE
     if total and sum(p.graph for p in parts) >= 0.5 * total:
         return cv.GRAPH
@@ -82,6 +85,23 @@ def _reason(op, ev, parts, total: float, spec) -> str:
     if op.cat != CPU_OP:
         return cv.ANNOTATION
     return cv.NO_MODEL
+
+
+def _specs(spec, ev) -> tuple[str, str, str]:
+    """(point, fast, slow) compute specs of a row: the model's, and the peaks of its math
+    assumption (``compute_spec_bounds``: TF32 ... FP32). A peak the GPU lacks (V100, CDNA2 have
+    no TF32) falls back to the other end, so the range collapses onto the peak that exists. A
+    data-movement row (0 FLOP) never reaches its peak: one the GPU lacks (V100 has no BF16) is read
+    at vector_fp32."""
+    if not ev.spec_bounds:
+        moves = ev.category == "DataMovement" and not ev.flops
+        s = "vector_fp32" if moves and not spec.peaks.get(ev.spec) else ev.spec
+        return s, s, s
+    fast, slow = ev.spec_bounds
+    fast = fast if spec.peaks.get(fast) else slow
+    slow = slow if spec.peaks.get(slow) else fast
+    point = ev.spec if spec.peaks.get(ev.spec) else slow
+    return point, fast, slow
 
 
 def _row(u: RowInput, ctx: TableContext) -> dict:
@@ -138,9 +158,11 @@ def _row(u: RowInput, ctx: TableContext) -> dict:
                 sp = dataclasses.replace(spec, mem_bw_tbps=spec.host_link_gbps / 1000.0)
                 b_lo = b_hi = by
                 flags.append(fl.host_link_text(spec.host_link_gbps, how))
-            rt, bound = roofline(sp, f, by, ev.spec)
+            cs, fast, slow = _specs(sp, ev)
+            r[C.COMPUTE_SPEC] = cs
+            rt, bound = roofline(sp, f, by, cs)
             if rt is not None:
-                rt_lo, rt_hi = roofline(sp, f_lo, b_lo, ev.spec)[0], roofline(sp, f_hi, b_hi, ev.spec)[0]
+                rt_lo, rt_hi = roofline(sp, f_lo, b_lo, fast)[0], roofline(sp, f_hi, b_hi, slow)[0]
                 pos = t > 0
                 safe = np.where(pos, t, 1.0)
                 pct = np.where(pos, rt / safe * 100.0, np.nan)
@@ -157,7 +179,7 @@ def _row(u: RowInput, ctx: TableContext) -> dict:
                     r[C.ROOFLINE_PCT_MAX] = float(np.nanmean(np.where(pos, rt_hi / safe * 100.0, np.nan)))
                 above = pct > 100.0
                 if above.any():
-                    peak = sp.peaks.get(ev.spec)
+                    peak = sp.peaks.get(cs)
                     t_c = f / (peak * 1e12) * 1e6 if peak else None  # the compute term alone, µs
                     text, suspect = fl.above_roofline(
                         n_above=int(above.sum()),

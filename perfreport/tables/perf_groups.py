@@ -32,6 +32,7 @@ class Eval:
         "bounds",
         "assumptions",
         "window_ruled_out",
+        "spec_bounds",
     )
 
     def __init__(self, cls, op):
@@ -43,6 +44,7 @@ class Eval:
         self.spec = ""
         self.reason = ""
         self.window_ruled_out = False  # the model knows the attention window (flags.above_roofline)
+        self.spec_bounds = None  # (fast, slow) peaks when the math is an assumption (models/kernel_math.py)
         try:
             m = cls(op)
             self.category = m.category  # a model may refine its category per op
@@ -53,6 +55,8 @@ class Eval:
             self.spec = m.compute_spec()
             self.assumptions = [a.text for a in m.assumptions()]
             self.window_ruled_out = bool(m.window_ruled_out)
+            sb = getattr(m, "compute_spec_bounds", None)
+            self.spec_bounds = sb() if sb is not None else None
             if self.bytes is not None:
                 self.bounds = bounds(m, self.flops, self.bytes)
         except ModelError as exc:
