@@ -24,7 +24,7 @@ from __future__ import annotations
 from types import MappingProxyType, SimpleNamespace
 
 from perfreport.errors import ModelError
-from perfreport.models.kernel_math import KernelMath
+from perfreport.models.kernel_precision import KernelMath
 from perfreport.models.dtypes import bytes_per_element
 from perfreport.models.gemm import Gemm
 from perfreport.models.attention.sdpa import AttentionBwd, AttentionFwd

@@ -28,7 +28,7 @@ from math import prod
 from perfreport.errors import ModelError
 from perfreport.models.args import arg_bool, arg_bool_list, arg_int, arg_int_list, concrete, tensor, tensor_opt
 from perfreport.models.dtypes import bytes_per_element, precision_of
-from perfreport.models.kernel_math import KernelMath
+from perfreport.models.kernel_precision import KernelMath
 
 
 class Conv(KernelMath):

@@ -44,7 +44,7 @@ class Eval:
         self.spec = ""
         self.reason = ""
         self.window_ruled_out = False  # the model knows the attention window (flags.above_roofline)
-        self.spec_bounds = None  # (fast, slow) peaks when the math is an assumption (models/kernel_math.py)
+        self.spec_bounds = None  # (fast, slow) peaks when the math is an assumption (models/kernel_precision.py)
         try:
             m = cls(op)
             self.category = m.category  # a model may refine its category per op

@@ -65,7 +65,7 @@ from perfreport.models.args import Tensor, nargs, perf_meta, tensor, tensor_opt
 from perfreport.models.moe import ep
 from perfreport.models.base import Assumption
 from perfreport.models.dtypes import precision_of
-from perfreport.models.kernel_math import KernelMath
+from perfreport.models.kernel_precision import KernelMath
 from perfreport.models.moe.weights import FORMAT_BITS, MX_BLOCK, Experts, experts_from_config, solve_experts
 
 
