@@ -184,7 +184,7 @@ def _model_config(cfg):
 
 
 def _spec_for(tree: TraceTree, arch, basis: str):
-    from perfreport.specs import GpuSpec, detect_arch, load_arch
+    from perfreport.specs import GpuSpec, close_specs, detect_arch, load_arch
 
     if isinstance(arch, GpuSpec):
         return arch, f"GPU spec: {arch.name} (given, {arch.basis} figures)"
@@ -196,9 +196,15 @@ def _spec_for(tree: TraceTree, arch, basis: str):
         spec = load_arch(spec.key, basis=basis)
     if spec is not None:
         return spec, f"GPU spec: {spec.name} (detected from deviceProperties, {spec.basis} figures)"
+    close = close_specs(tree.meta.get("deviceProperties"))
+    hint = (
+        f"; closest built-in specs: {', '.join(s.key for s in close)} (pass --arch {close[0].key}, "
+        "or --arch FILE.json with the GPU's own figures; perfreport archs lists them)"
+        if close
+        else " (pass --arch KEY from perfreport archs, or --arch FILE.json)"
+    )
     return None, (
-        "GPU spec: none matched the trace's deviceProperties"
-        f"{_devices_seen(tree.meta)}; roofline columns left empty (use --arch)"
+        f"GPU spec: none matched the trace's deviceProperties{_devices_seen(tree.meta)}; roofline columns left empty{hint}"
     )
 
 

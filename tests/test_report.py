@@ -98,3 +98,17 @@ def test_writers_refuse_to_replace_the_reports_own_input(tmp_path):
     with pytest.raises(BadInput, match="refusing to overwrite an input"):
         rep.to_excel(tmp_path / "hard.xlsx")
     assert trace.read_bytes() == before
+
+
+def test_no_spec_says_which_are_close_and_how_to_pass_arch(tmp_path):
+    # DGX-2's V100 SXM3 has no spec: the note names the V100 specs and the --arch to pass
+    import gzip
+
+    doc = json.loads(gzip.open(H100).read())
+    doc["deviceProperties"] = [{"id": 0, "name": "Tesla V100-SXM3-32GB", "numSms": 80}]
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(doc))
+    r = perfreport.analyze(p)
+    assert r.spec is None and "Tesla V100-SXM3-32GB" in r.arch_msg
+    assert "closest built-in specs: v100_pcie, v100_sxm2, v100s_pcie" in r.arch_msg
+    assert "--arch v100_pcie" in r.arch_msg and "perfreport archs" in r.arch_msg

@@ -17,7 +17,18 @@ def archs(json_out: bool = typer.Option(False, "--json", help="JSON on stdout [d
 
         sys.stdout.write(
             orjson.dumps(
-                [{"key": s.key, "name": s.name, "mem_bw_tbps": s.mem_bw_tbps, "peaks_tflops": s.peaks} for s in specs],
+                [
+                    {
+                        "key": s.key,
+                        "name": s.name,
+                        "mem_bw_tbps": s.mem_bw_tbps,
+                        "llc_bytes": s.llc_bytes,
+                        "host_link_gbps": s.host_link_gbps,
+                        "peaks_tflops": s.peaks,
+                        "name_patterns": s.match.get("name_patterns", []),
+                    }
+                    for s in specs
+                ],
                 option=orjson.OPT_INDENT_2,
             ).decode()
             + "\n"

@@ -24,7 +24,7 @@ from __future__ import annotations
 from types import MappingProxyType, SimpleNamespace
 
 from perfreport.errors import ModelError
-from perfreport.models.base import PerfModel
+from perfreport.models.kernel_precision import KernelMath
 from perfreport.models.dtypes import bytes_per_element
 from perfreport.models.gemm import Gemm
 from perfreport.models.attention.sdpa import AttentionBwd, AttentionFwd
@@ -48,12 +48,12 @@ def _sums_inside(op) -> bool:
     return walk is not None and any(o.name == "aten::sum" for o in walk() if o is not op)
 
 
-class BackwardOfForward(PerfModel):
+class BackwardOfForward(KernelMath):
     """Backward of a linked forward op. ``resolve_forward(name) -> model class`` is set by
     :mod:`perfreport.models.registry` (which imports this module, never the reverse)."""
 
     kind = "matrix"
-    needs = ("forward",)
+    needs = ("forward", "kernel_math")
     resolve_forward = staticmethod(_no_lookup)
 
     def __init__(self, op):
@@ -66,6 +66,7 @@ class BackwardOfForward(PerfModel):
             raise ModelError(f"{op.name}: no backward rule for forward op {fwd['name']}")
         self.fwd = cls(SimpleNamespace(name=fwd["name"], args=fwd["args"], perf_meta=MappingProxyType({})))
         self.is_gemm = isinstance(self.fwd, Gemm)
+        self.tf32_default = getattr(self.fwd, "tf32_default", False)
         self.category = ("GEMM" if self.is_gemm else "SDPA") + "_bwd"
         # the bias gradient is this node's only when its reduction runs inside it
         self.bias_grad = self.is_gemm and self.fwd.bias is not None and _sums_inside(op)

@@ -77,6 +77,9 @@ class PerfModel:
     category: str = "other"
     kind: str = "vector"
     needs: tuple[str, ...] = ()  # perf_meta keys this model reads (pass outputs)
+    # True when the model knows the op's attention window (or that it has none), so an unknown
+    # window or sparsity cannot explain an above-roofline figure (tables/flags.above_roofline)
+    window_ruled_out: bool = False
 
     def __init__(self, op: OpView):
         self.op = op

@@ -27,13 +27,14 @@ from math import prod
 
 from perfreport.errors import ModelError
 from perfreport.models.args import arg_bool, arg_bool_list, arg_int, arg_int_list, concrete, tensor, tensor_opt
-from perfreport.models.base import PerfModel
 from perfreport.models.dtypes import bytes_per_element, precision_of
+from perfreport.models.kernel_precision import KernelMath
 
 
-class Conv(PerfModel):
+class Conv(KernelMath):
     category = "CONV_fwd"
     kind = "matrix"
+    tf32_default = True  # cuDNN convolutions: torch.backends.cudnn.allow_tf32 defaults to True
     # argument indices: bias, stride, padding, dilation, transposed, output_padding, groups
     layout = dict(bias=2, stride=3, padding=4, dilation=5, transposed=6, out_pad=7, groups=8)
     x_i, w_i = 0, 1
@@ -135,6 +136,7 @@ class MiopenConv(Conv):
     """aten::miopen_convolution(self, weight, bias?, padding, stride, dilation, groups, ...)."""
 
     layout = dict(bias=2, padding=3, stride=4, dilation=5, groups=6)
+    tf32_default = False  # MIOpen: cudnn.allow_tf32 does not apply (ROCm runs FP32 convolutions as FP32)
 
 
 class ConvBackward(Conv):

@@ -14,8 +14,14 @@ reason instead of a guess.
 read from ``self`` + the output written (both at ``self``'s dtype). ``self``'s other rows are
 never touched, so they are not charged.
 
-Pure data movement has no arithmetic: the roofline is the memory term alone. The compute spec
-is the vector unit's FP32 peak, which a 0-FLOP call never reaches (any peak gives 0 s).
+``aten::fill_(Tensor self, Scalar value)``, ``fill_.Tensor``, ``aten::zero_(Tensor self)``
+(``native_functions.yaml``): every element of ``self`` written once, nothing read (the value is a
+scalar): bytes = numel(self) · element size.
+
+Pure data movement has no arithmetic: the roofline is the memory term alone. The compute spec is
+the vector peak of the moved elements' precision (``dtypes.vector_precision``; a TensorList by its
+element width: 2 bytes -> ``vector_bf16``), which a 0-FLOP call never reaches (a spec without that
+peak is read at its FP32 vector peak: ``tables/perf.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from math import prod
 from perfreport.errors import ModelError
 from perfreport.models.args import arg_int, tensor
 from perfreport.models.base import PerfModel
-from perfreport.models.dtypes import bytes_per_element
+from perfreport.models.dtypes import bytes_per_element, precision_of_width, vector_precision
 
 
 class _DataMovement(PerfModel):
@@ -36,10 +42,7 @@ class _DataMovement(PerfModel):
         return 0.0
 
     def precision(self) -> str:
-        return "fp32"
-
-    def compute_spec(self) -> str:
-        return "vector_fp32"
+        return vector_precision(self.x.dtype)
 
 
 class Concat(_DataMovement):
@@ -76,6 +79,9 @@ class Concat(_DataMovement):
     def bytes(self) -> float:
         return 2.0 * sum(prod(s) for s in self.shapes) * self.element_bytes
 
+    def precision(self) -> str:
+        return precision_of_width(self.element_bytes)
+
 
 class IndexSelect(_DataMovement):
     """``aten::index_select(self, dim, index)``: a gather of ``numel(index)`` slices of ``self``."""
@@ -99,3 +105,17 @@ class IndexSelect(_DataMovement):
     def bytes(self) -> float:
         moved = prod(self.out_shape) * bytes_per_element(self.x.dtype)
         return self.index.nbytes + 2.0 * moved
+
+
+class Fill(_DataMovement):
+    """``aten::fill_`` / ``aten::zero_``: ``self`` written once (see the module docstring)."""
+
+    def __init__(self, op):
+        super().__init__(op)
+        self.x = tensor(op, 0, "self")
+
+    def params(self) -> dict:
+        return {"self": self.x.shape, "dtype": self.x.dtype}
+
+    def bytes(self) -> float:
+        return float(self.x.nbytes)

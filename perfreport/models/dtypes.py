@@ -168,6 +168,25 @@ def values_per_element(name: str) -> int:
     return 2 if precision_of(name) in _PACKED_X2 else 1
 
 
+# element width in bytes -> the precision whose vector peak a pure data-movement op is set against
+# when only the width is known (a TensorList records no dtype): 2 bytes is BF16 or FP16, whose
+# vector peaks are equal on most parts; BF16's is the lower where they differ
+_WIDTH_PRECISION = {8: "fp64", 4: "fp32", 2: "bf16"}
+
+
+def precision_of_width(nbytes: int) -> str:
+    """Vector precision for an element width (``_WIDTH_PRECISION``); FP32 for other widths
+    (1-byte types have no vector peak of their own in the specs)."""
+    return _WIDTH_PRECISION.get(int(nbytes), "fp32")
+
+
+def vector_precision(name: str) -> str:
+    """The vector precision of a dtype for a data-movement op: its own for fp64 / fp32 / fp16 /
+    bf16, else by its width (:func:`precision_of_width`)."""
+    p = precision_of(name)
+    return p if p in ("fp64", "fp32", "fp16", "bf16") else precision_of_width(int(bytes_per_element(name)))
+
+
 def is_floating(name: str) -> bool:
     return precision_of(name) in {"fp64", "fp32", "fp16", "bf16", "fp8", "fp4", "e8m0"}
 
@@ -192,6 +211,8 @@ __all__ = [
     "bytes_per_element",
     "precision_of",
     "values_per_element",
+    "precision_of_width",
+    "vector_precision",
     "is_tensor_type",
     "is_floating",
     "dtype_from_code",

@@ -37,11 +37,11 @@ from __future__ import annotations
 
 from perfreport.errors import ModelError
 from perfreport.models.args import Tensor, arg_dtype, arg_float, nargs, tensor, tensor_opt
-from perfreport.models.base import PerfModel
 from perfreport.models.dtypes import bytes_per_element, precision_of, values_per_element
+from perfreport.models.kernel_precision import KernelMath
 
 
-class Gemm(PerfModel):
+class Gemm(KernelMath):
     """Shared arithmetic. Subclasses fill the operands in ``_parse``."""
 
     category = "GEMM"

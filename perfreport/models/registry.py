@@ -330,6 +330,7 @@ EXACT: list[tuple] = [
     # -- data movement (data_movement.py), vendor norms
     (dm.Concat, "aten::cat", "aten::stack", "aten::_cat", "aten::concat", "aten::concatenate"),
     (dm.IndexSelect, "aten::index_select"),
+    (dm.Fill, "aten::fill_", "aten::zero_"),
     (norms.AiterGroupNorm, "aiter::_groupnorm_run"),
     (norms.MiopenBatchNormBackward, "aten::miopen_batch_norm_backward", "aten::cudnn_batch_norm_backward"),
 ]

@@ -4,6 +4,8 @@ File format (every figure cites its source in ``sources``)::
 
     {"key": "h100_sxm", "name": "...", "aliases": ["h100", ...],
      "match": {"name_patterns": ["H100 80GB HBM3"],          # regex, searched, case-insensitive
+               "constraints": {"mem_gib": [75, 85], "num_sms": [132]},  # optional: must agree
+                                                      # when the trace records them
                "fallback": {"compute_major": 9, "compute_minor": 0, "num_sms": 132,
                             "mem_gib": [75, 82]}},            # for empty / unknown names
      "mem_bw_tbps": 3.35,                                     # decimal TB/s (10^12 B/s)
@@ -108,6 +110,17 @@ def validate(doc: dict, origin: str) -> None:
             re.compile(x)
         except re.error as exc:
             raise BadInput(origin, f"GPU spec field match.name_patterns: bad regex {x!r} ({exc})") from None
+    cons = doc.get("match", {}).get("constraints", {})
+    if not isinstance(cons, dict):
+        raise _bad(origin, "match.constraints", "an object", cons)
+    mem = cons.get("mem_gib")
+    if mem is not None and not (
+        isinstance(mem, list) and len(mem) == 2 and all(isinstance(x, (int, float)) for x in mem) and mem[0] <= mem[1]
+    ):
+        raise _bad(origin, "match.constraints.mem_gib", "a [low, high] pair of GiB", mem)
+    sms = cons.get("num_sms")
+    if sms is not None and not (isinstance(sms, list) and all(isinstance(x, int) for x in sms)):
+        raise _bad(origin, "match.constraints.num_sms", "a list of integers", sms)
     fb = doc.get("match", {}).get("fallback")
     if fb is not None and not isinstance(fb, dict):
         raise _bad(origin, "match.fallback", "an object", fb)
@@ -198,15 +211,38 @@ def load_arch(name_or_path: str, basis: str = "peak") -> GpuSpec:
     raise BadInput(name_or_path, f"unknown GPU (known: {known}; or pass a .json spec file)")
 
 
-def detect_arch_from_name(name: str) -> GpuSpec | None:
-    """GPU from a device name such as ``torch.cuda.get_device_name()``; None if unknown."""
+def _props_agree(doc: dict, props: dict | None) -> bool:
+    """The spec's ``match.constraints`` hold for what the trace records (an unrecorded field
+    never rules a spec out): totalGlobalMem within ``mem_gib``, numSms in ``num_sms``. Names
+    such as 'AMD Instinct MI250X / MI250' (both parts) or 'NVIDIA A100-PG509-200' need them."""
+    cons = doc.get("match", {}).get("constraints") or {}
+    if not cons or not props:
+        return True
+    try:
+        mem = float(props.get("totalGlobalMem") or 0) / 2**30
+        sms = int(props.get("numSms") or 0)
+    except (TypeError, ValueError):
+        return True
+    if mem and "mem_gib" in cons and not cons["mem_gib"][0] <= mem <= cons["mem_gib"][1]:
+        return False
+    if sms and "num_sms" in cons and sms not in cons["num_sms"]:
+        return False
+    return True
+
+
+def _by_name(name: str, props: dict | None) -> GpuSpec | None:
     if not name or not name.strip():
         return None
     for path, doc in _docs():
         for pat in doc.get("match", {}).get("name_patterns", []):
-            if re.search(pat, name, re.IGNORECASE):
+            if re.search(pat, name, re.IGNORECASE) and _props_agree(doc, props):
                 return _from_doc(doc, str(path), "peak")
     return None
+
+
+def detect_arch_from_name(name: str) -> GpuSpec | None:
+    """GPU from a device name such as ``torch.cuda.get_device_name()``; None if unknown."""
+    return _by_name(name, None)
 
 
 def _by_fingerprint(props: dict) -> GpuSpec | None:
@@ -236,12 +272,39 @@ def detect_arch(device_properties: list[dict] | None) -> GpuSpec | None:
     for props in device_properties or []:
         if not isinstance(props, dict):
             continue
-        spec = detect_arch_from_name(str(props.get("name") or ""))
+        spec = _by_name(str(props.get("name") or ""), props)
         if spec is None:
             spec = _by_fingerprint(props)
         if spec is not None:
             return spec
     return None
+
+
+_FAMILY = re.compile(r"(GB200|GH200|B200|H200|H100|H800|H20|A100|A10G|A10|L40S|L40|L4|V100S?|MI\d{3}[AX]?)", re.I)
+
+
+def close_specs(device_properties: list[dict] | None, limit: int = 4) -> list[GpuSpec]:
+    """Built-in specs close to a device that matched none: the same product family in the name
+    (A100, V100, MI250 ...), else the same compute capability; at most ``limit``."""
+    specs = list_archs()
+    out: list[GpuSpec] = []
+    for props in device_properties or []:
+        if not isinstance(props, dict):
+            continue
+        fam = _FAMILY.search(str(props.get("name") or ""))
+        if fam:
+            want = fam.group(1).upper()
+            want = want[:5] if want.startswith("MI") else {"V100S": "V100"}.get(want, want)
+            out += [s for s in specs if want in s.name.upper() and s not in out]
+        if not out:
+            cc = (props.get("computeMajor"), props.get("computeMinor"))
+            for path, doc in _docs():
+                fb = doc.get("match", {}).get("fallback") or {}
+                if (fb.get("compute_major"), fb.get("compute_minor")) == cc and cc != (None, None):
+                    s = _from_doc(doc, str(path), "peak")
+                    if s not in out:
+                        out.append(s)
+    return out[:limit]
 
 
 def roofline(spec: GpuSpec, flops: float, bytes: float, compute_spec: str) -> tuple[float | None, str | None]:
@@ -257,4 +320,13 @@ def roofline(spec: GpuSpec, flops: float, bytes: float, compute_spec: str) -> tu
     return t_memory * 1e6, "memory"
 
 
-__all__ = ["GpuSpec", "list_archs", "load_arch", "detect_arch", "detect_arch_from_name", "roofline", "DATA_DIR"]
+__all__ = [
+    "GpuSpec",
+    "close_specs",
+    "list_archs",
+    "load_arch",
+    "detect_arch",
+    "detect_arch_from_name",
+    "roofline",
+    "DATA_DIR",
+]

@@ -5,11 +5,17 @@ up to the total GPU time (kernels, memcpy, memset; stream time, so kernels overl
 stream count once, as in every op table). :func:`perfreport.tables.build_tables` checks that sum
 with the conservation check (``tables/conservation.check_total``) on every report:
 
-* ``modelled``: rows with a roofline time (a perf model evaluated and the spec has its peak);
+* ``modelled``: rows with a roofline time (a perf model evaluated and the spec has its peak),
+  except ``model inputs suspect`` rows: above 100% of roofline with no cause that can cover
+  the excess (:func:`perfreport.tables.flags.above_roofline`). Their figures stay in the row,
+  but their time is unmodelled under that reason, so the headline never counts an impossible
+  figure (the headline names their share when there is any);
 * ``communication``: NCCL/RCCL kernels of the other rows;
 * ``memcpy/memset``: copies and fills of the other rows;
-* ``unmodelled`` by reason, for the rest of those rows' time: ``no model for the op``,
-  ``model error`` (each error text kept in ``model_errors``), ``no roofline figure`` (model
+* ``unmodelled`` by reason, for the rest of those rows' time: ``model inputs suspect``,
+  ``no shapes recorded (record_shapes was off)`` (an op with a model but no ``Input Dims``,
+  ``Input type`` or ``Concrete Inputs`` at all: the profiler ran without ``record_shapes=True``,
+  so no model can read it), ``no model for the op``, ``model error`` (each error text kept in ``model_errors``), ``no roofline figure`` (model
   evaluated but no spec, no bytes, or no peak for its compute spec), ``graph replay without
   shapes`` (kernels of a CUDA/HIP graph launch with no capture trace to attribute them),
   ``no CPU launch in the window`` (unlinked kernels), ``inside a user annotation only`` (the
@@ -75,7 +81,9 @@ GRAPH = "graph replay without shapes"
 UNLINKED = "no CPU launch in the window"
 ANNOTATION = "inside a user annotation only"
 OUTSIDE = "launched outside any op"
-REASONS = (NO_MODEL, MODEL_ERROR, NO_ROOFLINE, GRAPH, UNLINKED, ANNOTATION, OUTSIDE)
+SUSPECT = "model inputs suspect"  # = tables/flags.SUSPECT: a figure no cause can make true
+NO_SHAPES = "no shapes recorded (record_shapes was off)"  # a modelled op without Input Dims at all
+REASONS = (SUSPECT, NO_SHAPES, NO_MODEL, MODEL_ERROR, NO_ROOFLINE, GRAPH, UNLINKED, ANNOTATION, OUTSIDE)
 TOP = 5
 
 
@@ -121,6 +129,11 @@ class Coverage:
             f", communication {self.pct(self.communication_us):.1f}%"
             f", memcpy/memset {self.pct(self.memcpy_us):.1f}%"
             f", unmodelled {self.pct(self.unmodelled_total_us):.1f}%"
+            + (
+                f" (of which {SUSPECT} {self.pct(self.unmodelled_us[SUSPECT]):.1f}%)"
+                if self.unmodelled_us.get(SUSPECT, 0.0) > 0
+                else ""
+            )
         )
 
     def lines(self, shorten=None) -> list[str]:
@@ -273,6 +286,8 @@ __all__ = [
     "UNLINKED",
     "ANNOTATION",
     "OUTSIDE",
+    "SUSPECT",
+    "NO_SHAPES",
     "GRAPH_CATEGORY",
     "NO_CAPTURE",
     "UNMATCHED",

@@ -4,12 +4,15 @@ A flag is one short text starting with its tag (``<tag>: <detail>``); a row's ``
 joins them with ``" | "`` and is empty when nothing is odd. Tags:
 
 * ``above roofline`` -- some instances ran faster than the roofline allows. The detail names
-  every likely cause that applies (:func:`above_roofline_causes`): the operands fit in the
-  last-level cache (bytes per call <= the spec's ``llc_bytes``: hits are served faster than
-  HBM); an attention row whose sliding window, sparsity or KV-cache hit the model does not know;
-  kernels overlapping work on other streams, when the overlapped time is at least the time the
-  row beats the roofline by (:func:`overlap_explains`; the flag states the overlapped share either
-  way); an assumption whose lower bound would bring the row under 100%; else "no known cause".
+  each likely cause that can cover the excess (:func:`above_roofline`): the operands fit in the
+  last-level cache (bytes per call <= the spec's ``llc_bytes``: hits are served faster than HBM;
+  never for a host copy, and only while the FLOPs alone fit in the measured time); an attention
+  row whose sliding window, sparsity or KV-cache hit the model does not know; kernels
+  overlapping work on other streams, when the overlapped time is at least the time the row
+  beats the roofline by (:func:`overlap_explains`; the flag states the overlapped share either
+  way); an assumption whose lower bound would bring the row under 100%. When none can cover
+  it the flag says ``model inputs suspect`` (with the causes that fall short, and why), and
+  the coverage statement counts the row's time apart from ``modelled``.
 * ``bimodal`` -- the instances' times form two clusters (:func:`bimodal_cut`); the row is split by
   the distinguishing kernels or by layer parity where one of them separates the clusters
   (:func:`split_key`), and each part says what it was split by.
@@ -167,7 +170,10 @@ def bimodal_text(times, cut: float) -> str:
     )
 
 
-def above_roofline_causes(
+SUSPECT = "model inputs suspect"  # an above-roofline figure no known cause can make true
+
+
+def above_roofline(
     *,
     n_above: int,
     n: int,
@@ -181,23 +187,39 @@ def above_roofline_causes(
     pct_min: float | None,
     assumptions: list[str],
     model: str,
-) -> str:
-    """The ``above roofline`` flag: how many instances, and every likely cause that applies.
+    host_copy: bool = False,
+    compute_pct: float | None = None,
+    window_ruled_out: bool = False,
+) -> tuple[str, bool]:
+    """(the ``above roofline`` flag, suspect). A cause is named only when it can cover the
+    excess, the time by which the instances beat the roofline:
+
+    * an attention row's unknown sliding window, sparsity or KV reuse (it can shrink the work by
+      any factor), unless the model knows the window (``window_ruled_out``);
+    * operands that fit in the last-level cache (bytes per call <= ``llc_bytes``), never for a
+      host copy (the cache cannot serve the host link), and only while the compute term alone
+      fits in the measured time (``compute_pct`` <= 100: the above instances' largest FLOPs /
+      peak over their time): a cache hides memory time, not arithmetic;
+    * overlap with other streams that covers the excess (:func:`overlap_explains`);
+    * an assumption whose lower bound brings the row within 100% (``pct_min``).
 
     ``above_us``: measured time of the instances above 100%; ``overlap_us``: the part of it
     during which other streams ran (:func:`cross_stream_overlap_us`); ``excess_us``: Σ (roofline
-    time − measured time) over them. Overlap is a cause only under :func:`overlap_explains`."""
-    causes = []
-    if "attention" in category.lower() or category.startswith("SDPA"):
+    time − measured time) over them. When no cause covers the excess the figure cannot be true as
+    modelled: the flag says :data:`SUSPECT` and ``suspect`` is True (a cause that applies but
+    falls short is still named, with why)."""
+    causes, short = [], []
+    if ("attention" in category.lower() or category.startswith("SDPA")) and not window_ruled_out:
         causes.append(
             "attention with a sliding window, sparsity or KV-cache reuse the model "
             "does not know (it charges the full context)"
         )
-    if nbytes is not None and llc_bytes and nbytes <= llc_bytes:
-        causes.append(
-            f"operands ({nbytes / 1e6:.3g} MB per call) fit in the "
-            f"{llc_bytes / 2**20:.0f} MiB last-level cache: hits beat the HBM roofline"
-        )
+    if nbytes is not None and llc_bytes and nbytes <= llc_bytes and not host_copy:
+        fit = f"operands ({nbytes / 1e6:.3g} MB per call) fit in the {llc_bytes / 2**20:.0f} MiB last-level cache"
+        if compute_pct is None or compute_pct <= 100.0:
+            causes.append(f"{fit}: hits beat the HBM roofline")
+        else:
+            short.append(f"{fit}, but its FLOPs alone need {compute_pct:.0f}% of the time at the compute peak")
     share = overlap_us / above_us if above_us > 0 else 0.0
     overlap = (
         f"{100 * share:.0f}% of the above-roofline time ({overlap_us:,.1f} of {above_us:,.1f} µs) "
@@ -208,18 +230,25 @@ def above_roofline_causes(
             f"{overlap}, enough to cover the {excess_us:,.1f} µs by which it beats the "
             "roofline: the per-call time does not isolate its traffic"
         )
-    if assumptions and pct_min is not None and pct_min <= 100.0:
-        causes.append(f"within roofline at the assumption's lower bound ({pct_min:.0f}%)")
-    if not causes:
-        causes.append(f"no known cause: check {model}'s bytes and FLOPs")
-    text = f"{ABOVE}: {n_above} of {n} instances above 100%; likely " + "; or ".join(causes)
-    if overlap_us > 0 and not overlap_explains(overlap_us=overlap_us, excess_us=excess_us):
-        text += f" ({overlap}: too little to cover the {excess_us:,.1f} µs excess)"
-    return text
+    elif overlap_us > 0:
+        short.append(f"{overlap}: too little to cover the {excess_us:,.1f} µs excess")
+    if assumptions and pct_min is not None:
+        if pct_min <= 100.0:
+            causes.append(f"within roofline at the assumption's lower bound ({pct_min:.0f}%)")
+        else:
+            short.append(f"still {pct_min:.0f}% at the assumption's lower bound")
+    head = f"{ABOVE}: {n_above} of {n} instances above 100%; "
+    if causes:
+        text = head + "likely " + "; or ".join(causes)
+        return (text + " (" + "; ".join(short) + ")" if short else text), False
+    why = "no known cause covers the excess" + (" (" + "; ".join(short) + ")" if short else "")
+    return head + f"{SUSPECT}: {why}; check {model}'s bytes and FLOPs", True
 
 
-def host_link_text(gbps: float) -> str:
-    return f"{HOST_LINK}: host<->device copy judged against the {gbps:g} GB/s host link, not HBM"
+def host_link_text(gbps: float, how: str = "") -> str:
+    """The ``host link`` flag; ``how``: where the bytes that cross the link once came from."""
+    text = f"{HOST_LINK}: host<->device copy judged against the {gbps:g} GB/s host link, not HBM"
+    return f"{text}; bytes crossing it once: {how}" if how else text
 
 
 def assumption_texts(assumptions: list[str]) -> list[str]:
@@ -253,7 +282,8 @@ __all__ = [
     "bimodal_cut",
     "split_key",
     "bimodal_text",
-    "above_roofline_causes",
+    "above_roofline",
+    "SUSPECT",
     "host_link_text",
     "assumption_texts",
     "tag_of",

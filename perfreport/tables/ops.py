@@ -148,12 +148,23 @@ def ops_summary(tree, times: OpTimes) -> Sheet:
 
 
 def ops_summary_by_category(summary: Sheet, tree) -> Sheet:
+    """Time and count per category. With GPU events, ``count`` counts the ops that launched
+    kernels themselves (direct kernels, what the time column sums), not the zero-time wrappers
+    around them: one ``aten::conv2d`` -> ``convolution`` -> ``_convolution`` ->
+    ``miopen_convolution`` call is one op of its category, not four. Without GPU events every op
+    has its own CPU time, so every row's count is kept."""
     key = C.DIRECT_KERNEL_TIME_US if tree.gpu else C.CPU_TIME_US
+    cat_of = {r[C.NAME]: r[C.CATEGORY] for r in summary.records()}
     agg: dict = {}
     for r in summary.records():
         a = agg.setdefault(r[C.CATEGORY], [0, 0.0])
-        a[0] += r[C.COUNT]
+        a[0] += r[C.COUNT] if not tree.gpu or r[C.NAME] == UNLINKED else 0
         a[1] += r[key]
+    if tree.gpu:
+        for o in tree.ops:  # the rows' ops (_op_rows) that launched kernels themselves
+            if o.kernels and o.name in cat_of and (o.cat not in (RUNTIME, DRIVER) or o.parent is None):
+                agg[cat_of[o.name]][0] += 1
+    agg = {c: v for c, v in agg.items() if v[0] or v[1]}
     rows = [{C.CATEGORY: c, C.COUNT: n, key: t} for c, (n, t) in agg.items()]
     total = gpu_time(tree) if tree.gpu else sum(r[key] for r in rows)
     rank(rows, key, total)

@@ -19,7 +19,11 @@ Roofline range: ``roofline time min/max (µs)`` are the roofline at the model's 
 bounds (``perfreport.models.base.bounds``: FLOPs and bytes at the low and high ends of every
 unknown); ``roofline % min/max`` are the mean over instances of those times / measured time.
 Rows without an unknown have both equal to the point figure. A row whose time is mostly
-host<->device copies is judged against the spec's host link (``host_link_gbps``), not HBM.
+host<->device copies is judged against the spec's host link (``host_link_gbps``), not HBM, on
+the bytes that cross it once (:func:`.perf_groups.link_bytes`: the copies' recorded bytes, else
+half the model's read + write). A row above 100% with no cause that covers the excess
+(:func:`perfreport.tables.flags.above_roofline`) keeps its figures but is counted under
+``model inputs suspect``, not ``modelled``.
 ``flags`` says what is odd about a row; ``coverage`` says whether it is modelled, and if not why
 (:mod:`perfreport.tables.coverage`). Traces without GPU events use the ops' CPU durations.
 """
@@ -32,13 +36,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from perfreport.events import CPU_OP
+from perfreport.read.schema import SHAPE_KEYS  # what record_shapes=True writes on every cpu_op
 from perfreport.tables import columns as C
 from perfreport.tables import coverage as cv
 from perfreport.tables import flags as fl
 from perfreport.tables.columns import INT, PCT, US
 from perfreport.tables.coverage import GRAPH_CATEGORY, graph_reason, is_graph_launch
 from perfreport.tables.ops import KernelAcc, category
-from perfreport.tables.perf_groups import LAUNCH, Eval, group_units, split_group
+from perfreport.tables.perf_groups import LAUNCH, Eval, group_units, link_bytes, split_group
 from perfreport.tables.sheet import Sheet, fmt_dims, fmt_list, rank
 
 
@@ -70,6 +75,8 @@ def _reason(op, ev, parts, total: float, spec) -> str:
     if op is None:
         return cv.UNLINKED
     if ev is not None:
+        if ev.reason and not any(k in (op.args or {}) for k in SHAPE_KEYS):
+            return cv.NO_SHAPES  # record_shapes=True writes these on every cpu_op
         return cv.MODEL_ERROR if ev.reason else cv.NO_ROOFLINE
     if total and sum(p.graph for p in parts) >= 0.5 * total:
         return cv.GRAPH
@@ -78,6 +85,23 @@ def _reason(op, ev, parts, total: float, spec) -> str:
     if op.cat != CPU_OP:
         return cv.ANNOTATION
     return cv.NO_MODEL
+
+
+def _specs(spec, ev) -> tuple[str, str, str]:
+    """(point, fast, slow) compute specs of a row: the model's, and the peaks of its math
+    assumption (``compute_spec_bounds``: TF32 ... FP32). A peak the GPU lacks (V100, CDNA2 have
+    no TF32) falls back to the other end, so the range collapses onto the peak that exists. A
+    data-movement row (0 FLOP) never reaches its peak: one the GPU lacks (V100 has no BF16) is read
+    at vector_fp32."""
+    if not ev.spec_bounds:
+        moves = ev.category == "DataMovement" and not ev.flops
+        s = "vector_fp32" if moves and not spec.peaks.get(ev.spec) else ev.spec
+        return s, s, s
+    fast, slow = ev.spec_bounds
+    fast = fast if spec.peaks.get(fast) else slow
+    slow = slow if spec.peaks.get(slow) else fast
+    point = ev.spec if spec.peaks.get(ev.spec) else slow
+    return point, fast, slow
 
 
 def _row(u: RowInput, ctx: TableContext) -> dict:
@@ -110,9 +134,16 @@ def _row(u: RowInput, ctx: TableContext) -> dict:
     }
     flags = [split_flag] if split_flag else []
     host = sum(p.host for p in parts)
+    suspect = False
     if ev is not None and not ev.reason:
         f, by = ev.flops, ev.bytes
         r[C.GFLOP] = f / 1e9
+        r[C.COMPUTE_SPEC] = ev.spec
+        flags += fl.assumption_texts(ev.assumptions)
+        link = spec is not None and by is not None and has_gpu and total > 0 and host >= 0.5 * total
+        link = link and spec.host_link_gbps
+        if link:  # a host copy: its bytes cross the link once
+            by, how = link_bytes(parts, len(t), by)
         r[C.DATA_MOVED_MB] = by / 1e6 if by is not None else None
         r[C.FLOP_PER_BYTE] = f / by if by else None
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -120,17 +151,18 @@ def _row(u: RowInput, ctx: TableContext) -> dict:
             r[C.TB_PER_S_MEAN] = (
                 float(np.mean(np.where(t > 0, by / (t * 1e6), np.nan))) if by is not None and (t > 0).any() else None
             )
-        r[C.COMPUTE_SPEC] = ev.spec
-        flags += fl.assumption_texts(ev.assumptions)
         if spec is not None and by is not None:
-            sp, link = spec, has_gpu and total > 0 and host >= 0.5 * total and spec.host_link_gbps
+            sp = spec
+            f_lo, f_hi, b_lo, b_hi = ev.bounds
             if link:
                 sp = dataclasses.replace(spec, mem_bw_tbps=spec.host_link_gbps / 1000.0)
-                flags.append(fl.host_link_text(spec.host_link_gbps))
-            rt, bound = roofline(sp, f, by, ev.spec)
+                b_lo = b_hi = by
+                flags.append(fl.host_link_text(spec.host_link_gbps, how))
+            cs, fast, slow = _specs(sp, ev)
+            r[C.COMPUTE_SPEC] = cs
+            rt, bound = roofline(sp, f, by, cs)
             if rt is not None:
-                f_lo, f_hi, b_lo, b_hi = ev.bounds
-                rt_lo, rt_hi = roofline(sp, f_lo, b_lo, ev.spec)[0], roofline(sp, f_hi, b_hi, ev.spec)[0]
+                rt_lo, rt_hi = roofline(sp, f_lo, b_lo, fast)[0], roofline(sp, f_hi, b_hi, slow)[0]
                 pos = t > 0
                 safe = np.where(pos, t, 1.0)
                 pct = np.where(pos, rt / safe * 100.0, np.nan)
@@ -146,30 +178,35 @@ def _row(u: RowInput, ctx: TableContext) -> dict:
                     r[C.ROOFLINE_PCT_MIN] = float(np.nanmean(np.where(pos, rt_lo / safe * 100.0, np.nan)))
                     r[C.ROOFLINE_PCT_MAX] = float(np.nanmean(np.where(pos, rt_hi / safe * 100.0, np.nan)))
                 above = pct > 100.0
-                n_above = int(above.sum())
-                if n_above:
-                    flags.insert(
-                        0,
-                        fl.above_roofline_causes(
-                            n_above=n_above,
-                            n=len(t),
-                            nbytes=by,
-                            llc_bytes=spec.llc_bytes,
-                            category=r[C.CATEGORY],
-                            bound=r[C.BOUND],
-                            above_us=float(t[above].sum()),
-                            overlap_us=float(np.asarray(overlaps, dtype=np.float64)[above].sum()),
-                            excess_us=float((rt - t[above]).sum()),
-                            pct_min=r.get(C.ROOFLINE_PCT_MIN),
-                            assumptions=ev.assumptions,
-                            model=ev.model,
-                        ),
+                if above.any():
+                    peak = sp.peaks.get(cs)
+                    t_c = f / (peak * 1e12) * 1e6 if peak else None  # the compute term alone, µs
+                    text, suspect = fl.above_roofline(
+                        n_above=int(above.sum()),
+                        n=len(t),
+                        nbytes=by,
+                        llc_bytes=spec.llc_bytes,
+                        category=r[C.CATEGORY],
+                        bound=r[C.BOUND],
+                        above_us=float(t[above].sum()),
+                        overlap_us=float(np.asarray(overlaps, dtype=np.float64)[above].sum()),
+                        excess_us=float((rt - t[above]).sum()),
+                        pct_min=r.get(C.ROOFLINE_PCT_MIN),
+                        assumptions=ev.assumptions,
+                        model=ev.model,
+                        host_copy=bool(link),
+                        compute_pct=float(np.max(t_c / t[above] * 100.0)) if t_c is not None else None,
+                        window_ruled_out=ev.window_ruled_out,
                     )
+                    flags.insert(0, text)
         for k, v in ev.params.items():
             r[C.param(k)] = _cell(v)
     r[C.FLAGS] = fl.join_flags(flags)
-    modelled = r.get(C.ROOFLINE_TIME_US) is not None
-    reason = cv.MODELLED if modelled else _reason(op0, ev, parts, total, spec)
+    modelled = r.get(C.ROOFLINE_TIME_US) is not None and not suspect
+    if suspect:  # a figure no cause can make true: its time is not counted as modelled
+        reason = cv.SUSPECT
+    else:
+        reason = cv.MODELLED if modelled else _reason(op0, ev, parts, total, spec)
     r[C.COVERAGE] = reason
     r["_parts"] = cv.row_parts(
         modelled=modelled,

@@ -21,7 +21,19 @@ LAUNCH = (RUNTIME, DRIVER)
 class Eval:
     """A model evaluated on one op: params, flops, bytes, bounds, assumptions, spec, or a reason."""
 
-    __slots__ = ("model", "category", "params", "flops", "bytes", "spec", "reason", "bounds", "assumptions")
+    __slots__ = (
+        "model",
+        "category",
+        "params",
+        "flops",
+        "bytes",
+        "spec",
+        "reason",
+        "bounds",
+        "assumptions",
+        "window_ruled_out",
+        "spec_bounds",
+    )
 
     def __init__(self, cls, op):
         self.model = cls.__name__
@@ -31,6 +43,8 @@ class Eval:
         self.assumptions: list[str] = []
         self.spec = ""
         self.reason = ""
+        self.window_ruled_out = False  # the model knows the attention window (flags.above_roofline)
+        self.spec_bounds = None  # (fast, slow) peaks when the math is an assumption (models/kernel_precision.py)
         try:
             m = cls(op)
             self.category = m.category  # a model may refine its category per op
@@ -40,6 +54,9 @@ class Eval:
             self.bytes = None if b is None else float(b)
             self.spec = m.compute_spec()
             self.assumptions = [a.text for a in m.assumptions()]
+            self.window_ruled_out = bool(m.window_ruled_out)
+            sb = getattr(m, "compute_spec_bounds", None)
+            self.spec_bounds = sb() if sb is not None else None
             if self.bytes is not None:
                 self.bounds = bounds(m, self.flops, self.bytes)
         except ModelError as exc:
@@ -51,12 +68,25 @@ class Eval:
 class _Part:
     """Instances of a group that share a kernel list and a layer parity."""
 
-    __slots__ = ("op0", "kacc", "comm", "mcpy", "host", "graph")
+    __slots__ = ("op0", "kacc", "comm", "mcpy", "host", "graph", "host_bytes")
 
     def __init__(self, op0):
         self.op0 = op0
         self.kacc = KernelAcc()
         self.comm = self.mcpy = self.host = self.graph = 0.0
+        self.host_bytes: float | None = 0.0  # Σ recorded bytes of its host copies; None: one unrecorded
+
+
+def link_bytes(parts, n: int, model_bytes: float) -> tuple[float, str]:
+    """(bytes per call that cross the host link, how they were found). A host<->device copy's
+    bytes cross the link once: the bytes its memcpy events record (Kineto writes CUPTI's
+    ``bytes`` on every memcpy event: pytorch/kineto libkineto/src/CuptiActivity.cpp,
+    ``GpuActivity<CUpti_ActivityMemcpy>::metadataJson``) per call, else half the model's read + write bytes (the source read
+    once and the destination written once are the same data)."""
+    rec = [p.host_bytes for p in parts]
+    if n and rec and all(b is not None for b in rec) and sum(rec) > 0:
+        return float(sum(rec)) / n, "the copies' recorded bytes"
+    return model_bytes / 2.0, "half the read + write bytes (no bytes recorded on the copies)"
 
 
 class _Group:
@@ -149,6 +179,8 @@ def group_units(tree) -> dict:
                 part.mcpy += d
                 if fl.is_host_copy(g):
                     part.host += d
+                    nb = g.nbytes
+                    part.host_bytes = None if nb is None or part.host_bytes is None else part.host_bytes + nb
             elif is_comm(g):
                 part.comm += d
             if g.uid in overlapped:
@@ -203,4 +235,4 @@ def split_group(grp: _Group):
     return out
 
 
-__all__ = ["Eval", "LAUNCH", "collect_units", "group_units", "split_group"]
+__all__ = ["Eval", "LAUNCH", "collect_units", "group_units", "link_bytes", "split_group"]

@@ -64,3 +64,27 @@ def test_h100_trace_cat_rows_get_their_width_from_the_kernel():
     widths = {o.perf_meta.get("element_bytes") for o in cats if o.subtree_kernels()}
     # bf16 activations (OpaqueType<2u>) and the fp32 rotary cache (OpaqueType<4u>)
     assert widths == {2, 4}
+
+
+def test_cat_of_bf16_uses_the_16_bit_vector_peak():
+    # issue 19: a 2-byte TensorList cat was set against vector_fp32; its elements are 16-bit
+    op = _op("aten::cat", [[[4, 8], [4, 8]], []], ["TensorList", "Scalar"], ["", "0"], {"element_bytes": 2})
+    assert Concat(op).compute_spec() == "vector_bf16"
+    op4 = _op("aten::cat", [[[4, 8], [4, 8]], []], ["TensorList", "Scalar"], ["", "0"], {"element_bytes": 4})
+    assert Concat(op4).compute_spec() == "vector_fp32"
+    ix = _op("aten::index_select", [[100, 64], [], [10]], ["c10::Half", "Scalar", "long int"], ["", "0", ""])
+    assert IndexSelect(ix).compute_spec() == "vector_fp16"
+
+
+def test_fill_writes_self_once():
+    # aten::fill_(self bf16 [1024, 1024], 0.): 1,048,576 elements x 2 B written, nothing read;
+    # H100 SXM 3.35 TB/s -> 2,097,152 / 3.35e12 = 0.626 µs
+    from perfreport.models.data_movement import Fill
+    from perfreport.specs import load_arch, roofline
+
+    op = _op("aten::fill_", [[1024, 1024], []], ["c10::BFloat16", "Scalar"], ["", "0."])
+    m = Fill(op)
+    assert m.bytes() == 2_097_152 and m.flops() == 0 and m.compute_spec() == "vector_bf16"
+    t, bound = roofline(load_arch("h100"), m.flops(), m.bytes(), m.compute_spec())
+    assert bound == "memory" and t == pytest.approx(2_097_152 / 3.35e12 * 1e6)
+    assert model_for("aten::fill_") is Fill and model_for("aten::zero_") is Fill

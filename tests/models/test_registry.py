@@ -69,7 +69,7 @@ def test_every_model_has_a_known_category_and_kind():
         ("aten::linear", "GEMM"),
         ("aten::matmul", "GEMM"),
         ("nccl:all_reduce", "comm"),
-        ("aten::fill_", "memcpy"),
+        ("aten::fill_", "DataMovement"),
         ("aten::cat", "DataMovement"),
         ("aten::gather", "memcpy"),
         ("triton_poi_fused_add_0", "Inductor"),

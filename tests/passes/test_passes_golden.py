@@ -1,7 +1,8 @@
 """Passes are no-ops on traces without their leaf ops: reports are unchanged (golden check).
 
-The one pass that applies to every trace, "kernel element size" (the element width of
-``aten::cat`` from its kernel's name), runs on both sides, so the check covers all the others."""
+The passes that apply to every trace, "kernel element size" (the element width of ``aten::cat``
+from its kernel's name) and "kernel math" (TF32 / FP32 / MX math from GEMM kernel names), run on
+both sides, so the check covers all the others."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pandas as pd
 import pytest
 
 from perfreport.passes.kernel_element_size import element_size_from_kernels
+from perfreport.passes.kernel_math import kernel_math
 from perfreport.pipeline import load_tree
 from perfreport.specs import detect_arch
 from perfreport.tables import build_sheets
@@ -31,6 +33,7 @@ def test_reports_identical_with_and_without_passes(name):
     with_p = load_tree(path)
     without = load_tree(path, passes=False)
     element_size_from_kernels(without)
+    kernel_math(without)
     spec = detect_arch(with_p.meta.get("deviceProperties"))
     a = {s.name: s.df for s in build_sheets(with_p, spec=spec)}
     b = {s.name: s.df for s in build_sheets(without, spec=spec)}

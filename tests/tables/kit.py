@@ -55,12 +55,31 @@ class Broken(Fixed):
         raise ModelError(f"{op.name}: no Input Dims[0]")
 
 
+class Gemm(Fixed):
+    """FLOPs = Concrete Inputs[1] (bytes as Fixed); matrix bf16 (H100: 989.4 TFLOP/s)."""
+
+    kind = "matrix"
+
+    def flops(self):
+        return float(self.op.args["Concrete Inputs"][1] or 0)
+
+    def precision(self):
+        return "bf16"
+
+
 class Int8(Fixed):
     def precision(self):
         return "int8"  # vector_int8: no H100 peak -> no roofline figure
 
 
-MODELS = {"t::fixed": Fixed, "t::attn": Attn, "t::experts": Experts, "t::broken": Broken, "t::int8": Int8}
+MODELS = {
+    "t::gemm": Gemm,
+    "t::fixed": Fixed,
+    "t::attn": Attn,
+    "t::experts": Experts,
+    "t::broken": Broken,
+    "t::int8": Int8,
+}
 
 
 def use_models(monkeypatch):
@@ -83,17 +102,19 @@ class Trace:
         self.corr += 1
         return self.corr
 
-    def kernel(self, name, ts, dur, corr, stream=7, cat="kernel"):
-        self.events.append(X(cat, name, ts, dur, pid=0, tid=stream, device=0, stream=stream, correlation=corr))
+    def kernel(self, name, ts, dur, corr, stream=7, cat="kernel", nbytes=None):
+        extra = {"bytes": nbytes} if nbytes is not None else {}
+        self.events.append(X(cat, name, ts, dur, pid=0, tid=stream, device=0, stream=stream, correlation=corr, **extra))
 
-    def op(self, name, nbytes=None, kernels=(), cat="cpu_op", launch="cudaLaunchKernel"):
+    def op(self, name, nbytes=None, kernels=(), cat="cpu_op", launch="cudaLaunchKernel", flops=None):
         start = self.t
         n = max(1, len(kernels))
-        args = {"Concrete Inputs": [str(nbytes), ""]} if nbytes is not None else {}
+        args = {"Concrete Inputs": [str(nbytes), "" if flops is None else str(flops)]} if nbytes is not None else {}
         self.events.append(X(cat, name, start, 10.0 * n + 10, **args))
         for i, k in enumerate(kernels):
             kname, ts, dur = k[:3]
             stream = k[3] if len(k) > 3 else 7
+            nb = k[4] if len(k) > 4 else None  # a memcpy's recorded bytes (Kineto args.bytes)
             kcat = (
                 "gpu_memcpy"
                 if kname.startswith("Memcpy")
@@ -101,7 +122,7 @@ class Trace:
             )
             c = self._corr()
             self.events.append(X("cuda_runtime", launch, start + 1 + 10 * i, 5, correlation=c))
-            self.kernel(kname, ts, dur, c, stream=stream, cat=kcat)
+            self.kernel(kname, ts, dur, c, stream=stream, cat=kcat, nbytes=nb)
         self.t = start + 10.0 * n + 20
         return self
 

@@ -118,3 +118,47 @@ def test_graph_replay_without_capture_is_one_row_per_launch_not_the_annotation()
     assert g["name"] == "hipGraphLaunch" and g["reason"] == NO_CAPTURE
     # the 421 graph kernels of the launch (NOTES: one correlation owns 421 kernels)
     assert sum(int(part.split(" x")[1].split(",")[0]) for part in g["kernels"].split("; ")) == 421
+
+
+def test_trace_without_shapes_says_so_not_model_error(tmp_path):
+    # a GEMM recorded without record_shapes: no Input Dims at all -> its own reason, not
+    # "model error" (which would send the user looking for a model bug)
+    import io
+    import json
+
+    from perfreport.pipeline import load_tree
+    from perfreport.specs import load_arch
+    from perfreport.tables import build_tables
+
+    ev = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 50, "args": {}},
+        {
+            "ph": "X",
+            "cat": "cuda_runtime",
+            "name": "cudaLaunchKernel",
+            "pid": 1,
+            "tid": 1,
+            "ts": 10,
+            "dur": 5,
+            "args": {"correlation": 1},
+        },
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "ampere_sgemm_128x64_nn",
+            "pid": 0,
+            "tid": 7,
+            "ts": 100,
+            "dur": 40,
+            "args": {"device": 0, "stream": 7, "correlation": 1},
+        },
+    ]
+    tree = load_tree(io.BytesIO(json.dumps({"traceEvents": ev}).encode()))
+    sheets, cov = build_tables(tree, spec=load_arch("a100"))
+    (r,) = (
+        [x for x in sheets[0].records() if x["name"] == "aten::mm"]
+        if sheets[0].name == "unified_perf_summary"
+        else [x for s in sheets if s.name == "unified_perf_summary" for x in s.records() if x["name"] == "aten::mm"]
+    )
+    assert r["coverage"] == "no shapes recorded (record_shapes was off)"
+    assert cov.unmodelled_us == {"no shapes recorded (record_shapes was off)": 40.0} and not cov.model_errors

@@ -130,6 +130,8 @@ class InferenceAttention(PerfModel):
         self.dtype_O = self.read_out_dtype()
         self.bpe_O = _bpe(op, self.dtype_O)
         self.window, self.window_source = self.read_window()
+        # the window is known: from the op, or the config gives this layer's (0 = full attention)
+        self.window_ruled_out = self.window is not None or isinstance(op.perf_meta.get("sliding_window"), int)
         self._groups = None
         if self.window:
             c, g = self.stats.prefill, self.stats.decode

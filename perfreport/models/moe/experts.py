@@ -64,8 +64,9 @@ from dataclasses import replace
 from perfreport.errors import ModelError
 from perfreport.models.args import Tensor, arg_int, nargs, perf_meta, tensor, tensor_opt
 from perfreport.models.moe import ep
-from perfreport.models.base import Assumption, PerfModel
+from perfreport.models.base import Assumption
 from perfreport.models.dtypes import precision_of
+from perfreport.models.kernel_precision import KernelMath
 from perfreport.models.moe.weights import FORMAT_BITS, MX_BLOCK, Experts, experts_from_config, solve_experts
 
 
@@ -81,7 +82,7 @@ def distinct_bounds(E: int, k: int, T: int) -> tuple[int, int]:
     return ep.distinct_local_bounds(T, k, E, E)
 
 
-class FusedMoE(PerfModel):
+class FusedMoE(KernelMath):
     """Shared arithmetic; subclasses set T, k, experts, the activation tensors in ``_parse``
     (and ``E_global`` / ``experts_from`` where the op shows expert parallelism:
     models/moe/ep.py)."""
@@ -239,7 +240,7 @@ class FusedExperts(FusedMoE):
     the local experts; the global count comes from ``expert_map`` / ``expert_mask`` (its
     length), else from ``--model-config`` num_experts (perf_meta ``moe_config``)."""
 
-    needs = ("moe_config",)
+    needs = ("moe_config", "kernel_math")
 
     def _parse(self):
         op = self.op
@@ -289,7 +290,7 @@ class VllmMoeForward(FusedMoE):
     op does not take come from the "MoE shapes" pass (perf_meta). The router logits give the
     global expert count, the expert weight views the local one (fewer under EP)."""
 
-    needs = ("moe_top_k", "moe_top_k_source", "moe_expert_weights", "moe_config", "sharding")
+    needs = ("moe_top_k", "moe_top_k_source", "moe_expert_weights", "moe_config", "sharding", "kernel_math")
     sharding_note = ""
 
     def assumptions(self) -> list[Assumption]:
