@@ -12,7 +12,7 @@ from typing import BinaryIO, Callable, Iterable, Union
 from perfreport.errors import BadInput
 from perfreport.passes import run_passes
 from perfreport.read import read_trace
-from perfreport.report import Report, trace_facts
+from perfreport.report import Report, provenance, provenance_lines, trace_facts
 from perfreport.tree import TraceTree, build_tree
 
 TraceInput = Union[str, "os.PathLike[str]", BinaryIO]
@@ -34,6 +34,7 @@ def load_tree(
     raw = read_trace(_spec(spec), keep_python=keep_python, on_progress=on_progress)
     warnings = list(raw.warnings)
     tree = build_tree(raw)
+    tree.input_sha256 = raw.sha256
     tree.warnings[:0] = warnings  # the reader's (repairs, ignored metadata) first
     tree.model_config = _model_config(model_config)
     if graph_capture:
@@ -61,6 +62,7 @@ def analyze(
     steps: str | None = None,
     target_roofline: float = 0.8,
     timeline: bool = True,
+    command: str | None = None,
 ) -> Report:
     """Analyze one trace and return its :class:`Report` (sheets, notes, spec).
 
@@ -76,6 +78,8 @@ def analyze(
     ``target_roofline``: share of roofline (0-1] the ``fix_first`` sheet assumes a row could reach.
     ``timeline``: build the HTML page's time-axis data (``Report.timeline``); False saves its cost
     (~0.07x the analysis) when no page will be written.
+    ``command``: the command line recorded in the notes (the CLI passes its own; default:
+    "Python API").
     """
     from perfreport.models.registry import load_user_models
     from perfreport.tables import build_tables
@@ -91,6 +95,8 @@ def analyze(
     )
     spec, arch_msg = _spec_for(tree, arch, basis)
     kept: dict = {}
+    if spec is not None and basis == "achievable" and spec.peak_fallback:
+        tree.warnings.append(achievable_warning(spec))
     sheets, coverage = build_tables(
         tree,
         keep=kept if timeline else None,
@@ -100,7 +106,8 @@ def analyze(
         target_roofline=target_roofline,
         steps_note=tree.steps_note,
     )
-    notes = [f"source: {tree.source}", arch_msg] + trace_facts(tree.meta) + [tree.steps_note]
+    prov = provenance(command, tree.input_sha256)
+    notes = [f"source: {tree.source}", arch_msg] + provenance_lines(prov) + trace_facts(tree.meta) + [tree.steps_note]
     notes += coverage.lines() if coverage is not None else []  # the one coverage statement
     if tree.graph_capture_summary:
         notes.append(tree.graph_capture_summary)
@@ -126,6 +133,7 @@ def analyze(
             for x in (graph_capture, getattr(model_config, "source", model_config), *models)
             if isinstance(x, (str, os.PathLike))
         ],
+        provenance=prov,
     )
     if on_tree is not None:
         on_tree(tree)
@@ -143,6 +151,17 @@ def _select_steps(tree: TraceTree, steps: str | None) -> str:
         return "steps: none found (no ProfilerStep#N, iteration annotation or graph replay); the whole trace analysed"
     nums = f"{found[0].number}..{found[-1].number}" if len(found) > 1 else f"{found[0].number}"
     return f"steps: {len(found)} {found[0].source} step(s) ({nums}), all analysed (--steps picks some)"
+
+
+def achievable_warning(spec) -> str:
+    """``--basis achievable`` on a spec lacking some achievable figures: they fall back to the
+    datasheet peak (never silently): the warning names them."""
+    none = len(spec.peak_fallback) == len(spec.peaks) + (spec.mem_bw_tbps is not None)
+    what = "no achievable figures at all" if none else "no achievable figure for " + ", ".join(spec.peak_fallback)
+    return (
+        f"--basis achievable: the {spec.name} spec has {what}; "
+        f"{'every figure stays' if none else 'those stay'} at the datasheet peak"
+    )
 
 
 def _registered() -> set:

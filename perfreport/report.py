@@ -40,6 +40,7 @@ class Report:
     coverage: Any = None
     inputs: list = field(default_factory=list)  # other files it was read from (graph capture, config, models)
     timeline: Any = field(default=None, repr=False)  # the HTML page's time-axis data (tables/lanes.py)
+    provenance: dict = field(default_factory=dict)
 
     @property
     def sheet_names(self) -> list[str]:
@@ -85,10 +86,13 @@ class Report:
         return write_html(self, path, top)
 
     def to_csv_dir(self, directory: str | Path, protect: dict | None = None) -> list[Path]:
-        """One ``<sheet>.csv`` per sheet in ``directory`` (created); returns the paths."""
-        from perfreport.writers.text import write_csv_dir
+        """One ``<sheet>.csv`` per sheet in ``directory`` (created), and ``notes.csv`` (the
+        workbook's notes sheet: coverage, GPU spec, provenance, trace facts); returns the paths."""
+        from perfreport.writers.text import notes_sheet, write_csv_dir
 
-        return write_csv_dir(self.sheets, directory, protect={**self.own_inputs(), **(protect or {})})
+        return write_csv_dir(
+            [*self.sheets, notes_sheet(self)], directory, protect={**self.own_inputs(), **(protect or {})}
+        )
 
     def to_dict(self) -> dict:
         """Plain data: ``{"source", "notes", "spec", "coverage", "sheets": {name: {"notes", "rows"}}}``."""
@@ -99,6 +103,7 @@ class Report:
             "notes": list(self.notes),
             "spec": self.spec.key if self.spec is not None else None,
             "coverage": self.coverage.to_dict() if self.coverage is not None else None,
+            "provenance": dict(self.provenance),
             "sheets": {
                 s.name: {"notes": list(s.notes), "rows": [dict(zip(map(str, s.columns), r)) for r in rows(s)]}
                 for s in self.sheets
@@ -119,6 +124,32 @@ class Report:
         return text
 
 
+def provenance(command: str | None = None, sha256: str | None = None, **more) -> dict:
+    """What made the report: ``perfreport version``, ``command line`` (``Python API`` when
+    none is given), ``input SHA-256`` (of the trace file as stored; omitted when unknown), and
+    any ``more`` items (e.g. one SHA-256 per rank); every output carries them in its notes."""
+    from perfreport import __version__
+
+    out = {"perfreport version": __version__, "command line": command or "Python API"}
+    if sha256:
+        out["input SHA-256"] = sha256
+    out.update({k: v for k, v in more.items() if v})
+    return out
+
+
+def provenance_lines(prov: dict) -> list[str]:
+    """``label: value`` note lines of :func:`provenance`'s dict."""
+    return [f"{k}: {v}" for k, v in prov.items()]
+
+
+def command_line(argv=None) -> str:
+    """The command as typed: ``perfreport analyze t.json.gz -o r.xlsx`` (shell-quoted)."""
+    import shlex
+    import sys
+
+    return shlex.join(["perfreport", *(sys.argv[1:] if argv is None else argv)])
+
+
 def trace_facts(meta: dict) -> list[str]:
     """One-line facts from the trace's top-level metadata for the notes sheet."""
     out = []
@@ -135,4 +166,4 @@ def trace_facts(meta: dict) -> list[str]:
     return out
 
 
-__all__ = ["Report", "trace_facts"]
+__all__ = ["Report", "command_line", "provenance", "provenance_lines", "trace_facts"]

@@ -11,6 +11,7 @@ import typer
 from perfreport.cli import help as H
 from perfreport.cli.outputs import EXIT_BAD, EXIT_FAIL, EXIT_OK, EXIT_PARTIAL, err_line as _err
 from perfreport.errors import BadInput, InternalError
+from perfreport.report import command_line
 from perfreport.writers.targets import default_output
 
 
@@ -27,11 +28,12 @@ def analyze(
     sheet: Optional[str] = typer.Option(
         None, "--sheet", metavar="NAME", help=f"Print one sheet to stdout (no workbook unless -o is given): {H.SHEETS}"
     ),
-    fmt: str = typer.Option(
-        "csv",
+    fmt: Optional[str] = typer.Option(
+        None,
         "--format",
         metavar=H.choices(H.FORMATS),
-        help="Format for --sheet (tsv: tab-separated, no quoting, for cut/awk; table: aligned for reading)",
+        help="Format for --sheet [default: csv] (tsv: tab-separated, no quoting, for cut/awk; table: aligned for "
+        "reading); json without --sheet: the whole report on stdout (what `perfreport diff` reads)",
     ),
     arch: Optional[str] = typer.Option(
         None,
@@ -182,14 +184,17 @@ def analyze(
         _err(f"warning: --jobs {jobs} has no effect with one trace")
     trace = traces[0]
 
-    if fmt not in H.FORMATS:
-        _err(f"--format must be one of {', '.join(H.FORMATS)}, not {fmt!r}")
+    from perfreport.cli.outputs import check_format
+
+    if (bad := check_format(fmt, sheet, H.FORMATS)) is not None:
+        _err(bad)
         raise typer.Exit(EXIT_BAD)
+    to_stdout = sheet is not None or fmt == "json"  # stdout holds data: no summary, no default workbook
     if basis not in ("peak", "achievable"):
         _err(f"--basis must be peak or achievable, not {basis!r}")
         raise typer.Exit(EXIT_BAD)
     # output targets (and that none is an input) are checked before any work
-    xlsx = output if output is not None else (None if sheet is not None else default_output(trace))
+    xlsx = output if output is not None else (None if to_stdout else default_output(trace))
     if with_html and xlsx is None and html is None:
         _err("--with-html needs a workbook (-o FILE, or no --sheet); use --html FILE")
         raise typer.Exit(EXIT_BAD)
@@ -204,7 +209,7 @@ def analyze(
         raise typer.Exit(EXIT_BAD)
     err_console = Console(stderr=True)
     out_console = Console() if sys.stdout.isatty() else Console(width=180)
-    decorate = (summary if summary is not None else (not quiet and sys.stdout.isatty())) and sheet is None
+    decorate = (summary if summary is not None else (not quiet and sys.stdout.isatty())) and not to_stdout
     show_progress = not quiet and sys.stderr.isatty()
     try:
         report = _analyze(
@@ -221,6 +226,7 @@ def analyze(
             steps=steps,
             target_roofline=target_roofline / 100.0,
             timeline=html_path is not None,  # the time axis only for a page
+            command=command_line(),
         )
     except BadInput as exc:
         _err(str(exc))
@@ -255,7 +261,6 @@ def analyze(
     )
     if wrote is None:
         raise typer.Exit(EXIT_BAD)
-    print_lines(err_console, wrote)
     if decorate:
         from perfreport.writers.console import print_summary
 
@@ -265,6 +270,7 @@ def analyze(
         from perfreport.writers.audit import print_audit
 
         print_audit(report, out_console)
+    print_lines(err_console, wrote)  # after the summary, so the paths are the last lines seen
     if min_coverage is not None and report.coverage is not None and report.coverage.modelled_pct < min_coverage:
         _err(
             f"{report.source}: modelled {report.coverage.modelled_pct:.1f}% of the "

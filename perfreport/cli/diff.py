@@ -9,11 +9,15 @@ from typing import Optional
 import typer
 
 from perfreport.cli.outputs import EXIT_BAD, EXIT_FAIL, EXIT_OK, err_line as _err
+from perfreport.cli import help as H
 from perfreport.errors import BadInput
+from perfreport.report import command_line
 
 
 def diff(
-    a: str = typer.Argument(..., help="Before: a trace, a report JSON (--json / --format json) or a --csv-dir"),
+    a: str = typer.Argument(
+        ..., help="Before: a trace, a workbook, a report JSON (analyze --format json, diff --json) or a --csv-dir"
+    ),
     b: str = typer.Argument(..., help="After: same kinds as A"),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the diff workbook (.xlsx)"),
     csv_dir: Optional[Path] = typer.Option(None, "--csv-dir", help="Also write one CSV per diff sheet into DIR"),
@@ -21,7 +25,12 @@ def diff(
     sheet: Optional[str] = typer.Option(
         None, "--sheet", help="Print one sheet to stdout (diff_summary, diff_ops, diff_gpu_timeline)"
     ),
-    fmt: str = typer.Option("csv", "--format", help="Format for --sheet: csv, json or table"),
+    fmt: Optional[str] = typer.Option(
+        None,
+        "--format",
+        metavar=H.choices(H.FORMATS),
+        help="Format for --sheet [default: csv]; json without --sheet: the whole diff on stdout",
+    ),
     arch_a: Optional[str] = typer.Option(None, "--arch-a", help="GPU spec for trace A [default: detected]"),
     arch_b: Optional[str] = typer.Option(None, "--arch-b", help="GPU spec for trace B [default: detected]"),
     fail_if_slower: Optional[float] = typer.Option(
@@ -39,8 +48,10 @@ def diff(
     """Compare two traces (or reports): matched ops, time A/B, delta, speedup, GPU timelines."""
     from perfreport.diff import diff as run_diff, regressions
 
-    if fmt not in ("csv", "json", "table"):
-        _err(f"--format must be csv, json or table, not {fmt!r}")
+    from perfreport.cli.outputs import check_format
+
+    if (bad := check_format(fmt, sheet, H.FORMATS)) is not None:
+        _err(bad)
         raise typer.Exit(EXIT_BAD)
     try:
         from perfreport.cli.numbers import MAX_TOP, number
@@ -51,39 +62,33 @@ def diff(
         number("--top", top, 0, MAX_TOP, integer=True)
         inputs = input_files("-", others={a: "input A", b: "input B"})
         OutputPlan(inputs).file(output, "-o").file(json_out, "--json").directory(csv_dir, "--csv-dir").check()
-        report = run_diff(a, b, arch_a=arch_a, arch_b=arch_b)
+        report = run_diff(a, b, arch_a=arch_a, arch_b=arch_b, command=command_line())
     except BadInput as exc:
         _err(str(exc))
         raise typer.Exit(EXIT_BAD)
-    from perfreport.writers.text import print_sheet
+    from rich.console import Console
 
-    if sheet is not None:
-        try:
-            print_sheet(report.sheet(sheet), fmt)
-        except KeyError as exc:
-            _err(f"--sheet: {exc.args[0]}")
-            raise typer.Exit(EXIT_BAD)
+    from perfreport.cli.outputs import print_lines, write_outputs
     from perfreport.writers.atomic import transaction
 
-    warnings = []
     try:
         with transaction():  # the workbook, the CSVs and the JSON: all renamed into place, or none
-            if output is not None:
-                warnings = report.to_excel(output)
-            if csv_dir is not None:
-                report.to_csv_dir(csv_dir, protect=inputs)
+            wrote = write_outputs(report, None, sheet=sheet, fmt=fmt, xlsx=output, csv_dir=csv_dir, protect=inputs)
+            if wrote is None:
+                raise typer.Exit(EXIT_BAD)
             if json_out is not None:
                 report.to_json(json_out)
+                wrote.append(f"wrote {json_out}")
     except BadInput as exc:
         _err(str(exc))
         raise typer.Exit(EXIT_BAD)
-    for w in warnings:
-        _err(f"warning: {w}")
-    if (summary if summary is not None else sheet is None) and not quiet:
+    to_stdout = sheet is not None or fmt == "json"
+    if (summary if summary is not None else not to_stdout) and not quiet:
         from perfreport.writers.diff_console import print_diff_summary
-        from rich.console import Console
 
         print_diff_summary(report, Console() if sys.stdout.isatty() else Console(width=180), top)
+    if not quiet:
+        print_lines(Console(stderr=True), wrote)  # after the summary
     if fail_if_slower is not None:
         bad = regressions(report, fail_if_slower, top)
         for line in bad:

@@ -34,22 +34,25 @@ def run_multi(
     workbooks) is written in one transaction: all of them, or none."""
     from rich.console import Console
 
-    from perfreport.cli.outputs import err_line, output_plan, print_lines, write_outputs
+    from perfreport.cli.help import FORMATS
+    from perfreport.cli.outputs import check_format, err_line, output_plan, print_lines, write_outputs
     from perfreport.multi import analyze_ranks
     from perfreport.multi.checks import repeated_inputs
     from perfreport.multi.inputs import default_merged_output, expand_inputs, named_traces
     from perfreport.multi.worker import per_rank_name
+    from perfreport.report import command_line
     from perfreport.writers.atomic import transaction
     from perfreport.writers.targets import input_files
 
     err = Console(stderr=True)
-    xlsx = output if output is not None else (None if sheet is not None else default_merged_output(traces))
+    to_stdout = sheet is not None or fmt == "json"  # stdout holds data: no summary, no default workbook
+    xlsx = output if output is not None else (None if to_stdout else default_merged_output(traces))
     html_path = html if html is not None else (xlsx.with_suffix(".html") if with_html and xlsx else None)
     try:
         if with_html and xlsx is None and html is None:
             raise BadInput("--with-html", "needs a workbook (-o FILE, or no --sheet); use --html FILE")
-        if fmt not in ("csv", "json", "table"):
-            raise BadInput("--format", f"must be csv, json or table, not {fmt!r}")
+        if (bad := check_format(fmt, sheet, FORMATS)) is not None:
+            raise BadInput("--format", bad.removeprefix("--format "))
         named = named_traces(list(traces))
         paths = expand_inputs(list(traces))
         inputs = input_files(
@@ -81,6 +84,7 @@ def run_multi(
                 per_rank_dir=per_rank,
                 keep_going=keep_going,
                 quiet=quiet,
+                command=command_line(),
                 **analyze_kw,
             )
             for n in report.notes:
@@ -107,11 +111,10 @@ def run_multi(
         return EXIT_BAD
     except _NoSheet:
         return EXIT_BAD
-    print_lines(err, wrote)
     if per_rank is not None and not quiet:
-        err.print(f"wrote the per-rank reports to {per_rank}", highlight=False, soft_wrap=True)
+        wrote.append(f"wrote the per-rank reports to {per_rank}")
     show = summary if summary is not None else (not quiet and sys.stdout.isatty())
-    if show and sheet is None:
+    if show and not to_stdout:
         from perfreport.writers.console_multi import print_summary_multi
 
         print_summary_multi(
@@ -121,6 +124,7 @@ def run_multi(
         from perfreport.writers.audit import print_audit
 
         print_audit(report, Console() if sys.stdout.isatty() else Console(width=180))
+    print_lines(err, wrote)  # after the summary, so the paths are the last lines seen
     partial = not report.has_gpu or bool(report.left_out)
     if min_coverage is not None and report.coverage is not None:
         for rank, pct, basis in report.coverage.below(min_coverage):

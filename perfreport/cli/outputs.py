@@ -1,7 +1,8 @@
 """What ``perfreport analyze`` writes once a report exists, for one trace and for several
 (``cli/analyze.py`` and ``cli/multi.py`` share it): ``--sheet`` on stdout, then the workbook, the
-HTML page and the CSV directory in one transaction (:func:`perfreport.writers.atomic.transaction`:
-all renamed into place together, or none), then a ``wrote …`` line each on stderr unless quiet."""
+HTML page and the CSV directory (with ``notes.csv``) in one transaction
+(:func:`perfreport.writers.atomic.transaction`: all renamed into place together, or none), then a
+``wrote …`` line each on stderr unless quiet, printed by the caller after the console summary."""
 
 from __future__ import annotations
 
@@ -43,21 +44,25 @@ def one_trace_flags(*, per_rank, engine, ray_address, keep_going) -> None:
 
 
 def write_outputs(
-    report, err_console, *, sheet=None, fmt="csv", xlsx=None, html=None, csv_dir=None, protect=(), top=None, quiet=False
+    report, err_console, *, sheet=None, fmt=None, xlsx=None, html=None, csv_dir=None, protect=(), top=None, quiet=False
 ) -> list[str] | None:
-    """Print ``--sheet`` and write the requested files; returns the ``wrote …`` lines for the
-    caller to print once the transaction is committed (the outermost ``transaction`` block:
-    one here, or the caller's). None (nothing written) when the sheet name matches no sheet:
-    the caller exits 2 after the one line printed here."""
+    """Print ``--sheet`` (or, for ``--format json`` alone, the whole report) and write the
+    requested files; returns the ``wrote …`` lines for the caller to print once the
+    transaction is committed (the outermost ``transaction`` block: one here, or the caller's)
+    and after the console summary, so the paths are the last lines seen. None (nothing
+    written) when the sheet name matches no sheet: the caller exits 2 after the one line
+    printed here."""
     from perfreport.writers.atomic import transaction
-    from perfreport.writers.text import print_sheet
+    from perfreport.writers.text import print_sheet, write_stdout
 
     if sheet is not None:
         try:
-            print_sheet(report.sheet(sheet), fmt, coverage=report.coverage)
+            print_sheet(report.sheet(sheet), fmt or "csv", coverage=report.coverage, provenance=report.provenance)
         except KeyError as exc:
             err_line(f"--sheet: {exc.args[0]}")
             return None
+    elif fmt == "json":
+        write_stdout(report.to_json())
     wrote, warnings = [], []
     with transaction():
         if xlsx is not None:
@@ -67,8 +72,8 @@ def write_outputs(
             report.to_html(html, top=top if top is not None else 50)
             wrote.append(f"wrote {html}")
         if csv_dir is not None:
-            report.to_csv_dir(csv_dir, protect=protect)
-            wrote.append(f"wrote {len(report.sheets)} CSV files to {csv_dir}")
+            n = len(report.to_csv_dir(csv_dir, protect=protect))
+            wrote.append(f"wrote {n} CSV files (one per sheet, and notes.csv) to {csv_dir}")
     for w in warnings:
         err_line(f"warning: {w}")
     return [] if quiet else wrote
@@ -76,4 +81,19 @@ def write_outputs(
 
 def print_lines(err_console, lines) -> None:
     for line in lines:
-        err_console.print(line, highlight=False, soft_wrap=True)
+        err_console.print(line, highlight=False, soft_wrap=True, markup=False)
+
+
+def check_format(fmt, sheet, choices) -> str | None:
+    """The usage error for ``--format`` (None if fine): a format not in ``choices``, or one
+    other than json without ``--sheet`` (json alone prints the whole report)."""
+    if fmt is None:
+        return None
+    if fmt not in choices:
+        return f"--format must be one of {', '.join(choices)}, not {fmt!r}"
+    if sheet is None and fmt != "json":
+        return (
+            f"--format {fmt} needs --sheet NAME (the sheet to print); every sheet as CSV: --csv-dir DIR; "
+            "the whole report on stdout: --format json"
+        )
+    return None

@@ -12,23 +12,25 @@ from perfreport.diff.gate import regressions
 from perfreport.diff.load import Side, load_side
 
 
-def diff(a, b, *, arch_a=None, arch_b=None, basis: str = "peak", **analyze_kw):
-    """Diff ``a`` against ``b`` (paths of traces, report JSON files or CSV dirs)."""
+def diff(a, b, *, arch_a=None, arch_b=None, basis: str = "peak", command: str | None = None, **analyze_kw):
+    """Diff ``a`` against ``b`` (paths of traces, report JSON files or CSV dirs); ``command``:
+    the command line the notes record (default "Python API")."""
     sa = load_side(a, analyze_kw=dict(analyze_kw, arch=arch_a, basis=basis))
     sb = load_side(b, analyze_kw=dict(analyze_kw, arch=arch_b, basis=basis))
-    return diff_sides(sa, sb, inputs=[str(a), str(b)])
+    return diff_sides(sa, sb, inputs=[str(a), str(b)], command=command)
 
 
-def diff_sides(sa: Side, sb: Side, inputs=None):
+def diff_sides(sa: Side, sb: Side, inputs=None, command: str | None = None):
     """The diff :class:`~perfreport.report.Report` of two loaded sides (``inputs``: the paths
-    given, default the sides' sources)."""
+    given, default the sides' sources; ``command``: the command line the notes record)."""
     from perfreport.diff.sheets import build_diff_sheets
-    from perfreport.report import Report
+    from perfreport.report import Report, provenance, provenance_lines
 
     sheets = build_diff_sheets(sa, sb)
     _, mismatch = compare(sa.context, sb.context)
+    prov = provenance(command, None, **{"input SHA-256 (A)": sa.sha256, "input SHA-256 (B)": sb.sha256})
     notes = mismatch + [f"A: {sa.source} ({sa.kind})", f"B: {sb.source} ({sb.kind})"]
-    notes += [f"A {n}" for n in sa.notes] + [f"B {n}" for n in sb.notes]
+    notes += [f"A {n}" for n in sa.notes] + [f"B {n}" for n in sb.notes] + provenance_lines(prov)
     return Report(
         source=f"{sa.source} vs {sb.source}",
         sheets=sheets,
@@ -36,6 +38,7 @@ def diff_sides(sa: Side, sb: Side, inputs=None):
         arch_msg="",
         has_gpu=True,
         inputs=list(inputs) if inputs is not None else [sa.source, sb.source],
+        provenance=prov,
     )
 
 

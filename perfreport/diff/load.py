@@ -50,6 +50,7 @@ class Side:
     notes: list[str] = field(default_factory=list)
     kind: str = "trace"  # 'trace' | 'workbook' | 'report JSON' | 'CSV dir'
     context: dict = field(default_factory=dict)  # GPU, GPU spec, world size, rank (diff/context.py)
+    sha256: str | None = None  # of the input file (None for a CSV directory)
 
 
 def load_side(path, *, analyze_kw: dict | None = None) -> Side:
@@ -61,16 +62,28 @@ def load_side(path, *, analyze_kw: dict | None = None) -> Side:
         raise BadInput(str(path), "no such file or directory")
     head = _head(p)
     if head[:4] == b"PK\x03\x04":
-        return _workbook(p)
+        return _with_sha(_workbook(p), p)
     if _REPORT_HEAD.match(head):
-        return _report_json(p)
+        return _with_sha(_report_json(p), p)
     from perfreport.pipeline import analyze
 
     rep = analyze(str(p), timeline=False, **(analyze_kw or {}))  # diff writes no HTML page
     ops = rep.sheet(OPS_SHEET).records()
     tl = rep.sheet(TIMELINE_SHEET).records() if TIMELINE_SHEET in rep.sheet_names else []
     ctx = context.from_meta(rep.meta, rep.spec.key if rep.spec is not None else None)
-    return Side(rep.source, ops, tl, [n for n in rep.notes if n.startswith("GPU spec")], "trace", ctx)
+    notes = [n for n in rep.notes if n.startswith("GPU spec")]
+    return Side(rep.source, ops, tl, notes, "trace", ctx, sha256=rep.provenance.get("input SHA-256"))
+
+
+def _with_sha(side: Side, p: Path) -> Side:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(p, "rb") as fh:
+        for b in iter(lambda: fh.read(1 << 20), b""):
+            h.update(b)
+    side.sha256 = h.hexdigest()
+    return side
 
 
 def _workbook(p: Path) -> Side:

@@ -17,6 +17,7 @@ from perfreport.multi.checks import checked_rank, mixed_gpus
 from perfreport.multi.engines import ENGINES, cores, run_all
 from perfreport.multi.inputs import assign_ranks, expand_inputs, rank_from_name
 from perfreport.multi.worker import per_rank_name
+from perfreport.report import provenance, provenance_lines
 
 
 def analyze_ranks(
@@ -84,7 +85,10 @@ def _analyze_ranks(inputs, jobs, engine, ray_address, per_rank_dir, keep_going, 
     link = _link(spec)
     sheets = merged_sheets(ranked, link[:2] if link else None)
     src_count = Counter(src for _, src, _ in ranked)
+    shas = {f"input SHA-256 (rank {rank})": r.sha256 for rank, _, r in sorted(ranked, key=lambda x: x[0])}
+    prov = provenance(analyze_kw.get("command"), None, **shas)
     notes = [f"{len(ranked)} traces; rank from " + ", ".join(f"{s}: {n}" for s, n in sorted(src_count.items()))]
+    notes += provenance_lines(prov)
     ws = {r.world_size for _, _, r in ranked if r.world_size is not None}
     if ws and ws != {len(ranked)}:
         notes.append(
@@ -117,6 +121,7 @@ def _analyze_ranks(inputs, jobs, engine, ray_address, per_rank_dir, keep_going, 
         rank_paths={rank: r.path for rank, _, r in by_rank},
         chart_spec=spec,
         left_out=left_out,
+        provenance=prov,
     )
 
 

@@ -27,6 +27,7 @@ ANALYZE_OPTS = (
     "linked_only",
     "steps",
     "target_roofline",
+    "command",
 )
 
 
@@ -50,6 +51,7 @@ class RankResult:
     audit: dict = field(default_factory=dict)  # notes, rows (the top AUDIT_TOP), count
     points: list[dict] = field(default_factory=list)  # unified rows with FLOP/byte and TFLOP/s
     steps: list[tuple] = field(default_factory=list)  # (number, CPU start, CPU end) of each step
+    sha256: str | None = None  # of the trace file (the merged report's notes)
 
 
 def per_rank_name(path: str) -> str:
@@ -120,6 +122,7 @@ def analyze_trace(path: str, opts: dict) -> RankResult:
         ops=ops,
         calls=[{k: c[k] for k in c if k != "kernel"} for c in calls],
         warnings=list(report.warnings),
+        sha256=report.provenance.get("input SHA-256"),
         per_rank_report=out_path,
         peak_rss_mb=_peak_rss_mb(),
         coverage=report.coverage.to_dict() if report.coverage is not None else None,

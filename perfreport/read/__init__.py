@@ -31,6 +31,7 @@ class RawTrace:
     records: Collector
     size: int | None = None
     warnings: list[str] = field(default_factory=list)
+    sha256: str | None = None  # of the input's bytes as stored (None if not read to its end)
 
 
 def read_trace(
@@ -61,7 +62,7 @@ def read_trace(
         raise BadInput(src.name, "traceEvents is empty")
     split.repairs.update(col.repairs)
     warnings = split.warnings() + check_meta(split.meta)
-    return RawTrace(src.name, split.meta, col, src.size, warnings)
+    return RawTrace(src.name, split.meta, col, src.size, warnings, src.sha256)
 
 
 __all__ = ["read_trace", "RawTrace", "Source"]

@@ -8,6 +8,7 @@ Accepts a path to ``.json`` or gzip-compressed JSON (detected by the magic bytes
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 import sys
@@ -21,7 +22,9 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 class Source:
-    """A trace input: ``name`` for messages, ``size`` in bytes on disk (None for stdin)."""
+    """A trace input: ``name`` for messages, ``size`` in bytes on disk (None for stdin);
+    after :meth:`chunks` has run to the end, :attr:`sha256` is the hex SHA-256 of the bytes
+    read (the file as stored: compressed for a gzip file), for the report's notes."""
 
     def __init__(self, spec):
         self.stream: BinaryIO | None = None
@@ -33,6 +36,8 @@ class Source:
         self.spec = spec
         self.size: int | None = None  # None: a stream (stdin, FIFO, process substitution)
         self.gzip = False
+        self._hash = hashlib.sha256()
+        self.sha256: str | None = None
         if spec != "-":
             try:
                 st = os.stat(spec)
@@ -49,6 +54,15 @@ class Source:
 
     def chunks(self, on_progress: Callable[[int], None] | None = None) -> Iterator[bytes]:
         """Decompressed chunks. ``on_progress(n)`` gets the raw bytes consumed so far."""
+        yield from self._chunks(on_progress)
+        self.sha256 = self._hash.hexdigest()
+
+    def _read(self, raw: BinaryIO, n: int) -> bytes:
+        b = raw.read(n)
+        self._hash.update(b)
+        return b
+
+    def _chunks(self, on_progress) -> Iterator[bytes]:
         raw: BinaryIO
         try:
             if self.stream is not None:
@@ -58,19 +72,19 @@ class Source:
         except OSError as exc:
             raise BadInput(self.name, f"cannot open: {exc.strerror}") from None
         try:
-            head = raw.read(2)
+            head = self._read(raw, 2)
             if not head:
                 raise BadInput(self.name, "input is empty")
             if head == GZIP_MAGIC:
                 yield from self._gunzip(raw, head, on_progress)
             else:
-                first = head + raw.read(CHUNK)
+                first = head + self._read(raw, CHUNK)
                 consumed = len(first)
                 if on_progress:
                     on_progress(consumed)
                 yield first
                 while True:
-                    b = raw.read(CHUNK)
+                    b = self._read(raw, CHUNK)
                     if not b:
                         break
                     consumed += len(b)
@@ -91,7 +105,7 @@ class Source:
         consumed = len(head)
         data = head
         while True:
-            b = raw.read(CHUNK // 4)
+            b = self._read(raw, CHUNK // 4)
             consumed += len(b)
             data += b
             while True:

@@ -53,6 +53,9 @@ class GpuSpec:
     # GPU-to-GPU link and PCIe, GB/s (10^9 B/s): link_per_direction_GBps is what a collective's
     # bus bandwidth is set against (perfreport.multi.collectives)
     interconnect: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # basis 'achievable' asked for, but the spec file has no achievable figure for these
+    # ("memory bandwidth", peak keys): they stay at the datasheet peak (the report warns)
+    peak_fallback: tuple[str, ...] = ()
 
 
 def _norm(s: str) -> str:
@@ -143,12 +146,17 @@ def _from_doc(doc: dict, origin: str, basis: str) -> GpuSpec:
         raise BadInput(origin, f"not a GPU spec file ({type(exc).__name__}: {exc})") from None
     sources = {str(k): str(v) for k, v in doc.get("sources", {}).items()}
     used = "peak"
+    fallback: list[str] = []
     if basis == "achievable":
         ach = doc.get("achievable") or {}
         if ach.get("mem_bw_tbps") is not None:
             bw, used = float(ach["mem_bw_tbps"]), "achievable"
-        for k, v in (ach.get("peaks_tflops") or {}).items():
+        elif bw is not None:
+            fallback.append("memory bandwidth")
+        got = ach.get("peaks_tflops") or {}
+        for k, v in got.items():
             peaks[k], used = float(v), "achievable"
+        fallback += sorted(k for k in peaks if k not in got)
         if used == "achievable":
             sources["achievable"] = str(ach.get("source", "measured"))
     elif basis != "peak":
@@ -171,6 +179,7 @@ def _from_doc(doc: dict, origin: str, basis: str) -> GpuSpec:
         aliases=tuple(doc.get("aliases", ())),
         match=doc.get("match", {}),
         interconnect=dict(doc.get("interconnect") or {}),
+        peak_fallback=tuple(fallback),
     )
 
 

@@ -58,6 +58,7 @@ class TraceTree:
         self.sharding: str | None = None  # passes/sharding.py: the inferred degree, for the notes
         self.gpu_comm_args: dict[int, dict] = {}
         self.steps_note: str = ""  # what --steps kept (perfreport.tree.steps)
+        self.input_sha256: str | None = None  # of the trace file's bytes (the report's notes)
 
     def release(self) -> None:
         """Drop the records (parent/child links are cycles: collect them) once sheets are built."""

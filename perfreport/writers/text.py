@@ -111,13 +111,28 @@ def _json_safe(v):
     return text(v) if isinstance(v, str) else v
 
 
-def json_text(sheet, coverage=None) -> str:
-    """``{"sheet", "notes", "rows"}``, plus ``"coverage"`` (the report's coverage statement) if given."""
+def notes_sheet(report):
+    """The report's notes as a sheet (``about``, ``note``): the rows of the workbook's notes
+    sheet (coverage, report notes with the provenance, GPU spec details, sheet notes)."""
+    from perfreport.tables.sheet import Sheet
+    from perfreport.writers.excel import notes_rows
+    from perfreport.writers.summary import coverage_lines
+
+    return Sheet(
+        "notes", ["about", "note"], notes_rows(report.sheets, report.notes, report.spec, coverage_lines(report))
+    )
+
+
+def json_text(sheet, coverage=None, provenance=None) -> str:
+    """``{"sheet", "notes", "rows"}``, plus ``"coverage"`` (the report's coverage statement)
+    and ``"provenance"`` (tool version, command line, input SHA-256) if given."""
     cols = [str(c) for c in sheet.columns]
     recs = [dict(zip(cols, map(_json_safe, r))) for r in rows(sheet)]
     doc = {"sheet": sheet.name, "notes": [text(n) for n in sheet.notes], "rows": recs}
     if coverage is not None:
         doc["coverage"] = coverage.to_dict()
+    if provenance:
+        doc["provenance"] = {k: text(v) for k, v in provenance.items()}
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
@@ -185,13 +200,13 @@ def _quiet_stdout() -> None:
         pass
 
 
-def print_sheet(sheet, fmt: str, stream=None, coverage=None) -> None:
+def print_sheet(sheet, fmt: str, stream=None, coverage=None, provenance=None) -> None:
     if fmt == "csv":
         write_stdout(csv_text(sheet), stream)
     elif fmt == "tsv":
         write_stdout(tsv_text(sheet), stream)
     elif fmt == "json":
-        write_stdout(json_text(sheet, coverage), stream)
+        write_stdout(json_text(sheet, coverage, provenance), stream)
     else:
         from perfreport.writers.console import table_text
 

@@ -39,6 +39,7 @@ def test_quiet_writes_without_wrote_lines(tmp_path, capsys):
 
         def to_csv_dir(self, path, protect=()):
             written.append(("csv", path))
+            return [path / "s.csv", path / "notes.csv"]
 
     err = Console(stderr=True, record=True, width=400)
     assert write_outputs(R(), err, xlsx=tmp_path / "r.xlsx", csv_dir=tmp_path / "c", quiet=True) == []
@@ -46,6 +47,6 @@ def test_quiet_writes_without_wrote_lines(tmp_path, capsys):
     assert capsys.readouterr().err == "perfreport: warning: a warning\n"
     assert err.export_text() == ""
     lines = write_outputs(R(), err, csv_dir=tmp_path / "c")
-    assert err.export_text() == ""  # the caller prints them, once the transaction is committed
+    assert err.export_text() == ""  # the caller prints them, once committed and after the summary
     print_lines(err, lines)
-    assert err.export_text() == f"wrote 1 CSV files to {tmp_path / 'c'}\n"
+    assert err.export_text() == f"wrote 2 CSV files (one per sheet, and notes.csv) to {tmp_path / 'c'}\n"
