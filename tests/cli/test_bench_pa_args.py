@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 import typer
 
@@ -66,15 +68,16 @@ def test_check_memory_against_what_is_available(monkeypatch):
 
 
 def _opts(**kw):
+    """parse_options' arguments: the GPU flag and the options by name, as bench_pa passes them."""
     base = dict(
-        gpu=False, context=None, batch=None, backend=None, baseline="torch", partitions="1", seed=0,
+        context=None, batch=None, backend=None, baseline="torch", partitions="1", seed=0,
         fp8_mma="f16", partials="fp32", graph=False, reps=None, arch=None, csv_path=None, trace=None, **GRID,
     )  # fmt: skip
-    return {**base, **kw}
+    return False, SimpleNamespace(**{**base, **kw})
 
 
 def test_parse_options_cpu_defaults():
-    cases, names, base, parts, mma, part_dt = parse_options(**_opts())
+    cases, names, base, parts, mma, part_dt = parse_options(*_opts())
     assert [(c.context, c.batch) for c in cases] == [(300, 2), (1024, 2)]
     assert (names, base, mma, part_dt) == (["torch"], "torch", "f16", "fp32")
 
@@ -89,7 +92,7 @@ def test_parse_options_cpu_defaults():
 )
 def test_parse_options_exits_2_with_one_line(kw, line, capsys):
     with pytest.raises(typer.Exit) as e:
-        parse_options(**_opts(**kw))
+        parse_options(*_opts(**kw))
     assert e.value.exit_code == 2
     assert capsys.readouterr().err == f"perfreport bench-pa: {line}\n"
 
