@@ -52,10 +52,18 @@ def test_aiter_models_refuse_a_missing_topk():
     fmoe = cpu_op("aiter::fmoe_g1u1", [x, x, [8, 192, 64], [8, 64, 96], [], [], [], [], []], [BF16] * 4 + [""] * 5)
     with pytest.raises(ModelError, match=r"topk \(argument 8\) not recorded"):
         AiterFmoe(fmoe)
+    # stage 1 without topk, its out (argument 6) not [T, k, N] and no routing op: k cannot be known
+    st = cpu_op(
+        "aiter::ck_moe_stage1",
+        [x, [8, 192, 64], [8, 64, 96], [], [], [], [6, 96], []],
+        [BF16] * 3 + [""] * 3 + [BF16, ""],
+    )
+    with pytest.raises(ModelError, match=r"topk \(argument 7\) not recorded"):
+        AiterCkMoeStage(st)
+    # with the out buffer [T=6, k=2, N=96] recorded, k is its second dim (no refusal)
     st = cpu_op(
         "aiter::ck_moe_stage1",
         [x, [8, 192, 64], [8, 64, 96], [], [], [], [6, 2, 96], []],
         [BF16] * 3 + [""] * 3 + [BF16, ""],
     )
-    with pytest.raises(ModelError, match=r"topk \(argument 7\) not recorded"):
-        AiterCkMoeStage(st)
+    assert AiterCkMoeStage(st).k == 2
