@@ -40,9 +40,8 @@ def test_the_spec_given_detected_or_none(tmp_path):
     assert analyze(p, arch=spec).arch_msg == f"GPU spec: {spec.name} (given, peak figures)"
     none = analyze(write_trace(tmp_path, EV, {"deviceProperties": [{"name": "Toy GPU"}]}, name="toy.json"))
     assert none.spec is None
-    assert (
-        none.arch_msg
-        .startswith("GPU spec: none matched the trace's deviceProperties (saw: Toy GPU); roofline columns left empty (pass --arch")
+    assert none.arch_msg.startswith(
+        "GPU spec: none matched the trace's deviceProperties (saw: Toy GPU); roofline columns left empty (pass --arch"
     )
 
 
