@@ -147,6 +147,7 @@ def check(path: Path, refusal: str | None = None) -> dict:
     cov = r.coverage
     if cov is not None:
         out["modelled %"] = cov.modelled_pct
+        out["suspect %"] = cov.pct(cov.unmodelled_us.get(SUSPECT, 0.0))
         if not _close(cov.parts_us, cov.total_us):
             p.append(f"coverage parts {cov.parts_us} != total {cov.total_us}")
         if r.has_gpu and "kernel_summary" in r.sheet_names:
@@ -196,7 +197,18 @@ def _fmt(v) -> str:
     return str(v).replace("|", "/")
 
 
-COLS = ("id", "where", "exit", "gpu", "raw GPU events", "kept", "modelled %", "rows >100%", "uncaused >100%")
+COLS = (
+    "id",
+    "where",
+    "exit",
+    "gpu",
+    "raw GPU events",
+    "kept",
+    "modelled %",
+    "suspect %",
+    "rows >100%",
+    "uncaused >100%",
+)
 
 
 def main(argv=None) -> int:

@@ -196,7 +196,10 @@ def classify(names) -> str | None:
 
 @register_pass("kernel math", writes=("kernel_math",), order=31)
 def kernel_math(tree) -> None:
-    for op in ops_needing(tree, "kernel_math"):
+    """After "backward link" (order 30): an autograd node it linked (``perf_meta["forward"]``,
+    e.g. ``AddmmBackward0``) takes the GEMM-backward model, whose name alone does not say so."""
+    linked = [o for o in tree.ops if o.perf_meta.get("forward") is not None]
+    for op in dict.fromkeys(ops_needing(tree, "kernel_math") + linked):
         m = classify(k.name for k in op.subtree_kernels())
         if m is not None:
             op.set_meta("kernel_math", m)

@@ -167,3 +167,33 @@ def test_moe_forward_gets_the_mx_peak():
     assert moe.VllmMoeForward(
         SimpleNamespace(name=op.name, args=op.args, perf_meta={"moe_config": cfg})
     ).compute_spec() == ("matrix_bf16")
+
+
+def test_linked_backward_node_gets_the_kernel_math():
+    # AddmmBackward0 takes the GEMM-backward model through the "backward link" pass (perf_meta
+    # "forward"), not through its name: the pass must still read its kernels (HTA's A100
+    # trace_diff_control: 594 such nodes on cutlass_80_tensorop_s1688gemm_* were left FP32)
+    fwd = {
+        "Input Dims": [[256], [64, 128], [128, 256], [], []],
+        "Input type": ["float", "float", "float", "Scalar", "Scalar"],
+        "Concrete Inputs": ["", "", "", "1", "1"],
+        "Sequence number": 7,
+    }
+    k = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x64_16x6_nn_align4>(Params)"
+    ev = [
+        _X("cpu_op", "aten::addmm", 0, 50, **fwd),
+        _X("cuda_runtime", "cudaLaunchKernel", 10, 5, correlation=2),
+        _X("cpu_op", "AddmmBackward0", 100, 50, tid=2, **{"Sequence number": 7}),
+        _X("cuda_runtime", "cudaLaunchKernel", 110, 5, tid=2, correlation=1),
+        _X("kernel", k, 200, 10, tid=7, device=0, stream=7, correlation=2),
+        _X("kernel", k, 300, 10, tid=7, device=0, stream=7, correlation=1),
+    ]
+    ev[-1]["pid"] = ev[-2]["pid"] = 0
+    t = load_tree(io.BytesIO(json.dumps({"traceEvents": ev}).encode()))
+    (node,) = t.ops_named("AddmmBackward0")
+    assert node.perf_meta["forward"]["name"] == "aten::addmm" and node.perf_meta["kernel_math"] == "tf32"
+    # FLOPs 4 * 64 * 256 * 128 = 8,388,608 at A100 TF32 156 TFLOP/s = 0.05377 µs; bytes
+    # 4 * (2*64*256 + 2*64*128 + 2*128*256) = 458,752 B at 2.039 TB/s = 0.22499 µs: memory-bound
+    r, _ = _row(t, A100, "AddmmBackward0")
+    assert r["compute spec"] == "matrix_tf32" and r["bound"] == "memory"
+    assert r["roofline time (µs)"] == pytest.approx(458_752 / 2.039e12 * 1e6)

@@ -309,3 +309,23 @@ def test_bimodal_flag_without_split(tmp_path):
     assert r["flags"] == (
         "bimodal: 2 instances near 150 µs and 2 near 600 µs; no kernel list or layer parity separates them"
     )
+
+
+def test_inference_attention_knows_when_the_window_is_ruled_out():
+    # the attention cause of an above-roofline row needs an unknown window: a config that gives the
+    # layer's window (0 = full attention, 128 = sliding) rules it out; no config leaves it open
+    from perfreport.models.attention.engine_ops import VllmUnifiedAttention
+    from perfreport.stats.iteration_formats import parse_iteration
+    from tests.kit import cpu_op
+
+    ann = parse_iteration("execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)")
+    dims = [[32, 64, 64], [32, 8, 64], [32, 8, 64], [32, 64, 64], [], [], [], [0]]
+    types = ["c10::BFloat16"] * 4 + ["", "", "", "c10::BFloat16"]
+
+    def _unified(meta):
+        op = cpu_op("vllm::unified_attention_with_output", dims, types, None, {"iteration": ann, **meta})
+        return VllmUnifiedAttention(op)
+
+    assert _unified({"layer_index": 3, "sliding_window": 0}).window_ruled_out is True
+    assert _unified({"layer_index": 0, "sliding_window": 128}).window_ruled_out is True
+    assert _unified({}).window_ruled_out is False
