@@ -47,8 +47,8 @@ def measure(rev: str, target: str, work: Path) -> dict:
         sys.exit(f"make {target} at {rev} failed:\n{r.stderr[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     venv = clone / ".venv"
-    n = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "list", "-q"], capture_output=True, text=True)
-    packages = max(0, len(n.stdout.splitlines()) - 2)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "list", "--format=freeze"]
+    packages = len(subprocess.run(pip, capture_output=True, text=True).stdout.split())
     out = {"rev": rev, "wall_s": wall, "cpu_s": cpu, "venv_mb": tree_mb(venv), "packages": packages}
     shutil.rmtree(clone)
     return out
