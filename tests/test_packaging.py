@@ -120,3 +120,12 @@ def test_gpu_bundle_wheels_are_the_base_dependencies():
     text = (ROOT / "Makefile").read_text(encoding="utf-8")
     line = re.search(r"^GPU_WHEELS := (.*)$", text, re.M).group(1)
     assert sorted(re.findall(r'"([^"]+)"', line)) == sorted(PYPROJECT["project"]["dependencies"])
+
+
+def test_sheet_df_without_pandas_names_the_extra(monkeypatch):
+    from perfreport.tables.sheet import Sheet
+
+    sheet = Sheet("s", ["a"], [[1]])
+    monkeypatch.setitem(sys.modules, "pandas", None)  # `import pandas` raises ImportError
+    with pytest.raises(ImportError, match=r"pip install 'perfreport\[pandas\]'"):
+        sheet.to_pandas()
