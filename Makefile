@@ -45,7 +45,7 @@ bench: install-test
 # Wheels of perfreport's runtime dependencies for the GPU machine (CPython 3.12, no registry there):
 # scripts/gpu_checks.sh installs the ones its image lacks from .whl/ (carry it). numpy is the
 # image's own (torch needs that one). The list equals pyproject's dependencies
-# (tests/test_packaging.py).
+# (tests/house/test_packaging.py).
 GPU_WHEELS := "typer>=0.12" "rich>=13" "numpy>=1.24" "openpyxl>=3.1" "orjson>=3.9" "msgspec>=0.18"
 gpu-bundle:
 	rm -rf .whl

@@ -21,7 +21,7 @@ import pytest
 
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "perfreport"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 EXTRA_MODULES = {"torch", "triton", "ray", "pandas", "pytest", "_pytest", "xdist", "filelock", "hypothesis", "ruff"}
