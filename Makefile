@@ -1,40 +1,52 @@
 # perfreport: `make demo` runs the main job on a bundled trace, `make test` runs the tests.
+# `demo` installs the base package only (what `analyze`, `diff`, `archs` import; see the README's
+# table); `test` adds the extras: bench (torch CPU build + triton, for bench-pa), ray
+# (--engine ray), pandas (Sheet.df / to_pandas) and the test tools.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+BASE := $(VENV)/.installed-base
+FULL := $(VENV)/.installed-test
+EXTRAS := bench,test,ray,pandas
 
-.PHONY: install demo test test-gpu bench gpu-bundle gpu-dry-run clean
+.PHONY: install install-test demo test test-gpu bench gpu-bundle gpu-dry-run clean
 
-install: $(STAMP)
+install: $(BASE)
 
-$(STAMP): pyproject.toml
+$(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	# CPU build of torch for bench-pa (this exact pin is the local CPU wheel); analyze never imports it
+	$(PY) -m pip install -q -e .
+	touch $(BASE)
+
+install-test: $(FULL)
+
+$(FULL): $(BASE)
+	# CPU build of torch for bench-pa (this exact pin is the local CPU wheel; a bare `torch` pulls
+	# the CUDA build); analyze never imports it
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[bench,test,ray]'
-	touch $(STAMP)
+	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
+	touch $(FULL)
 
 demo: install
 	mkdir -p out
 	$(VENV)/bin/perfreport analyze fixtures/h100_qwen_0.5b.json.gz -o out/h100_qwen_0.5b_perf_report.xlsx --summary
 
-test: install
+test: install-test
 	$(VENV)/bin/ruff check perfreport tests scripts benchmarks
 	$(VENV)/bin/ruff format --check perfreport tests scripts benchmarks
 	$(PY) -m pytest -n auto
 
-test-gpu: install
+test-gpu: install-test
 	$(PY) -m pytest -q -m gpu
 
-bench: install
+bench: install-test
 	$(PY) benchmarks/bench_analyze.py
 
 # Wheels of perfreport's runtime dependencies for the GPU machine (CPython 3.12, no registry there):
 # scripts/gpu_checks.sh installs the ones its image lacks from .whl/ (carry it). numpy is the
-# image's own (torch needs that one). Keep the list equal to pyproject's dependencies (tested).
-GPU_WHEELS := "typer>=0.12" "rich>=13" "pandas>=2.0" "openpyxl>=3.1" "orjson>=3.9" "msgspec>=0.18"
+# image's own (torch needs that one). The list equals pyproject's dependencies
+# (tests/house/test_packaging.py).
+GPU_WHEELS := "typer>=0.12" "rich>=13" "numpy>=1.24" "openpyxl>=3.1" "orjson>=3.9" "msgspec>=0.18"
 gpu-bundle:
 	rm -rf .whl
 	$(PY) -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \

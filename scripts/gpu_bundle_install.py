@@ -3,7 +3,7 @@
     python scripts/gpu_bundle_install.py WHEEL_DIR TARGET_DIR
 
 ``make gpu-bundle`` fills WHEEL_DIR (``.whl/``) with the wheels of perfreport's runtime
-dependencies (typer, rich, pandas, openpyxl, orjson, msgspec and what they need) for the GPU
+dependencies (typer, rich, numpy, openpyxl, orjson, msgspec and what they need) for the GPU
 image's CPython 3.12. A wheel is installed into TARGET_DIR (``pip install --no-index --no-deps
 --target``: no registry is contacted) only when one of its top-level modules cannot be imported
 here, so the image's own torch, numpy and pandas are never shadowed. Prints one line per wheel;

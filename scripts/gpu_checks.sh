@@ -74,7 +74,7 @@ step_setup() {
         timeout "$STEP_LIMIT" "$PY" scripts/gpu_bundle_install.py .whl /tmp/site
     fi
     export PYTHONPATH="/tmp/site:$PYTHONPATH"
-    timeout "$STEP_LIMIT" "$PY" -c "import typer, rich, pandas, openpyxl, orjson, msgspec, perfreport.cli.app; print('analyze imports: ok')"
+    timeout "$STEP_LIMIT" "$PY" -c "import typer, rich, numpy, openpyxl, orjson, msgspec, perfreport.cli.app; print('analyze imports: ok')"
     timeout "$STEP_LIMIT" "$PY" -m perfreport.cli.app analyze fixtures/h100_qwen_0.5b.json.gz \
         -o "$WORK/analyze_check.xlsx" --quiet
     test -s "$WORK/analyze_check.xlsx"

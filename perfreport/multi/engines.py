@@ -6,7 +6,8 @@
   perfreport once), so a worker's memory is one trace's peak
   (about 0.2-0.3x the trace's JSON size) and is returned to the system after each trace;
 * ``ray``: the same function as Ray tasks (``pip install 'perfreport[ray]'``) on the cluster at
-  ``ray_address``, or on a local instance of ``jobs`` CPUs started (and stopped) here; one task
+  ``ray_address``, or on a local instance of ``jobs`` CPUs started (and stopped) here, its session
+  files in a folder of ours removed after (``ray_connect.session_dir``); one task
   per trace, each in a fresh worker process (``max_calls=1``). The workers open the paths
   themselves: give paths they can see (a shared file system on a cluster).
 
@@ -15,6 +16,7 @@ Every engine returns the results in input order; the merge does not depend on wh
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 
@@ -115,23 +117,23 @@ def _ray(paths, opts, jobs, address, quiet=False):
         import ray
     except ImportError:
         raise BadInput("--engine ray", "ray is not installed (pip install 'perfreport[ray]')") from None
-    from perfreport.multi.ray_connect import check_address, ray_errors
+    from perfreport.multi.ray_connect import check_address, ray_errors, session_dir
 
-    started = not ray.is_initialized()
-    with ray_errors(address):
-        if started:
+    # what this call starts it stops (also after an init that failed half-way), then removes a
+    # local instance's session folder: the exit stack unwinds in that order
+    with ray_errors(address), contextlib.ExitStack() as stack:
+        if not ray.is_initialized():
             quiet_kw = {"logging_level": logging.ERROR} if quiet else {}
             if address:
                 check_address(address)
+                stack.callback(ray.shutdown)
                 ray.init(address=address, log_to_driver=False, **quiet_kw)
-            else:
-                ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False, **quiet_kw)
-        try:
-            task = ray.remote(num_cpus=1, max_calls=1, max_retries=0)(_task)
-            return ray.get([task.remote(os.path.abspath(p), opts) for p in paths])
-        finally:
-            if started:
-                ray.shutdown()
+            else:  # a local instance: its session files in a folder of ours
+                temp = stack.enter_context(session_dir())
+                stack.callback(ray.shutdown)
+                ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False, _temp_dir=temp, **quiet_kw)
+        task = ray.remote(num_cpus=1, max_calls=1, max_retries=0)(_task)
+        return ray.get([task.remote(os.path.abspath(p), opts) for p in paths])
 
 
 def _worker_signals() -> None:

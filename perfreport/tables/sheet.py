@@ -35,7 +35,10 @@ class Sheet:
 
     @property
     def df(self):
-        import pandas as pd
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Sheet.df needs pandas: pip install 'perfreport[pandas]'") from None
 
         return pd.DataFrame(self.rows, columns=self.columns)
 

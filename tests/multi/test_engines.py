@@ -1,4 +1,5 @@
-"""Serial, --jobs 2 and a local Ray instance give byte-identical merged sheets.
+"""Serial, --jobs 2 and a local Ray instance give byte-identical merged sheets; the Ray run
+(through the command line) prints none of Ray's lines under -q and leaves nothing under $TMPDIR.
 
 Four rank traces built from the shared H100 trace by scripts/make_rank_traces.py
 (distributedInfo rank/world_size, per-rank kernel scaling, 8 all-reduce calls with Seq).
@@ -7,6 +8,12 @@ Four rank traces built from the shared H100 trace by scripts/make_rank_traces.py
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -67,7 +74,30 @@ def test_jobs_2_is_byte_identical_to_serial(rank_dir, serial):
     importlib.util.find_spec("ray") is None,
     reason="ray is not installed (pip install 'perfreport[ray]'; make test installs it)",
 )
-def test_local_ray_is_byte_identical_to_serial(rank_dir, serial):
-    # the engine starts a local instance with ray.init(num_cpus=2) and stops it after
-    rep = analyze_ranks(str(rank_dir), jobs=2, engine="ray")
-    assert _texts(rep) == _texts(serial)
+def test_local_ray_cli_is_byte_identical_to_serial_quiet_and_leaves_nothing(rank_dir, serial, tmp_path):
+    """The suite's one Ray start: `analyze DIR --engine ray --jobs 2 -q` starts a local instance
+    (ray.init(num_cpus=2), stopped after) and writes the serial CSVs byte for byte; none of Ray's
+    INFO/WARNING lines (it prints both without -q); $TMPDIR is empty after (Ray alone leaves
+    $TMPDIR/ray/session_*)."""
+    tmp = Path(tempfile.mkdtemp(prefix="r", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    env.update(TMPDIR=str(tmp), PYTHONPATH=str(ROOT))
+    out = tmp_path / "csv"
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "perfreport", "analyze", str(rank_dir), "--engine", "ray", "--jobs", "2", "-q"]
+            + ["-o", str(tmp_path / "r.xlsx"), "--csv-dir", str(out)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=300,
+        )
+        left = sorted(p.name for p in tmp.iterdir())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    said = [ln for ln in (r.stdout + r.stderr).splitlines() if "INFO" in ln or "WARNING" in ln]
+    assert said == [], r.stderr[-2000:]
+    assert left == []
+    assert {p.stem: p.read_text(encoding="utf-8") for p in out.glob("*.csv")} == _texts(serial)
