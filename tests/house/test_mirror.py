@@ -34,14 +34,6 @@ NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
         ("tests/models/attention/test_flashinfer_prefill.py",),
         "split out of flashinfer_prefill.py for size; one test file covers both halves of the family",
     ),
-    "models/attention/prefill.py": (
-        ("tests/models/attention/test_attention_window.py", "tests/models/attention/test_varlen_bounds.py"),
-        "the prefill attention models are tested with the window and varlen bounds they share",
-    ),
-    "multi/report.py": (
-        ("tests/writers/test_html_ranks.py",),
-        "a Report with per-rank fields; its one method writes HTML",
-    ),
     "pa/kernel/reduce_kernel.py": (("tests/pa/kernel/test_partition_kernel.py",), _KERNEL),
     "tables/columns.py": (("tests/tables/test_column_schema.py",), "the column constants (data) and their schema"),
 }
