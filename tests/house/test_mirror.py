@@ -22,10 +22,6 @@ NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
         ("tests/models/attention/test_inference.py",),
         "its mirror tests/models/attention/test_engine_ops.py is on branch h19kv",
     ),
-    "models/attention/flashinfer_paged_prefill.py": (
-        ("tests/models/attention/test_flashinfer_prefill.py",),
-        "split out of flashinfer_prefill.py for size; one test file covers both halves of the family",
-    ),
     "pa/kernel/reduce_kernel.py": (
         ("tests/pa/kernel/test_partition_kernel.py",),
         "the split-K reduce Triton kernel: only callable through the launch, run under TRITON_INTERPRET=1 there",
