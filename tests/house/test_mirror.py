@@ -26,10 +26,6 @@ NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
         ("tests/pa/kernel/test_partition_kernel.py",),
         "the split-K reduce Triton kernel: only callable through the launch, run under TRITON_INTERPRET=1 there",
     ),
-    "tables/columns.py": (
-        ("tests/tables/test_column_schema.py",),
-        "the column constants: their naming convention, units and formats are checked with the schema they fill",
-    ),
 }
 
 
