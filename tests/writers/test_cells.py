@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from openpyxl import Workbook
 
 from perfreport.tables.sheet import Sheet
 from perfreport.writers.cells import (
@@ -12,7 +11,6 @@ from perfreport.writers.cells import (
     TRUNCATED,
     console_text,
     csv_field,
-    excel_cell,
     excel_text,
     plain,
     rows,
@@ -64,12 +62,6 @@ def test_excel_text_is_cut_with_a_marker():
     s, cut = excel_text("x" * (MAX_CELL + 5))
     assert cut and len(s) == MAX_CELL and s.endswith(TRUNCATED)
     assert excel_text("=SUM(A1)") == ("=SUM(A1)", False)
-
-
-def test_excel_cell_is_text_even_for_a_formula():
-    ws = Workbook(write_only=True).create_sheet()
-    cell, cut = excel_cell(ws, "=1+1")
-    assert (cell.value, cell.data_type, cut) == ("=1+1", "s", False)
 
 
 @pytest.mark.parametrize(
