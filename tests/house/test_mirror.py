@@ -15,13 +15,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # module (relative to perfreport/) -> (test files, relative to the repository root, that exercise it; why none of its own)
 NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
-    "errors.py": (("tests/cli/test_bad_input.py",), "its mirror tests/test_errors.py is on branch h21p"),
-    "writers/text.py": (("tests/writers/test_summary.py",), "its mirror tests/writers/test_text.py is on branch h21p"),
-    "multi/ray_connect.py": (("tests/multi/test_engines.py",), "its mirror tests/multi/test_ray_connect.py is on h21i"),
-    "models/attention/engine_ops.py": (
-        ("tests/models/attention/test_inference.py",),
-        "its mirror tests/models/attention/test_engine_ops.py is on branch h19kv",
-    ),
     "pa/kernel/reduce_kernel.py": (
         ("tests/pa/kernel/test_partition_kernel.py",),
         "the split-K reduce Triton kernel: only callable through the launch, run under TRITON_INTERPRET=1 there",
