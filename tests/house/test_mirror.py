@@ -13,31 +13,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-_CLI = "command wiring (options -> analyze/diff/multi); run end to end through typer's CliRunner"
-_GPU = "a vendor library's kernel behind the Backend interface: runs only where that library and a GPU are"
-_KERNEL = "Triton kernel code: run on the CPU under TRITON_INTERPRET=1 through the launch path"
-
 # module (relative to perfreport/) -> (test files, relative to the repository root, that exercise it; why none of its own)
 NO_MIRROR: dict[str, tuple[tuple[str, ...], str]] = {
-    "cli/analyze.py": (("tests/cli/test_outputs.py", "tests/cli/test_hostile.py", "tests/cli/test_bad_input.py"), _CLI),
-    "cli/app.py": (("tests/cli/test_help.py", "tests/cli/test_hostile.py"), _CLI),
-    "cli/diff.py": (("tests/diff/test_diff.py", "tests/cli/test_hostile_outputs.py"), _CLI),
-    "cli/multi.py": (("tests/cli/test_multi_options.py", "tests/multi/test_inputs.py"), _CLI),
-    "multi/ray_connect.py": (("tests/multi/test_engines.py",), "its mirror tests/multi/test_ray_connect.py is on h21i"),
-    "models/attention/flashinfer_paged_prefill.py": (
-        ("tests/models/attention/test_flashinfer_prefill.py",),
-        "split out of flashinfer_prefill.py for size; one test file covers both halves of the family",
+    "pa/kernel/reduce_kernel.py": (
+        ("tests/pa/kernel/test_partition_kernel.py",),
+        "the split-K reduce Triton kernel: only callable through the launch, run under TRITON_INTERPRET=1 there",
     ),
-    "models/attention/prefill.py": (
-        ("tests/models/attention/test_attention_window.py", "tests/models/attention/test_varlen_bounds.py"),
-        "the prefill attention models are tested with the window and varlen bounds they share",
-    ),
-    "multi/report.py": (
-        ("tests/writers/test_html_ranks.py",),
-        "a Report with per-rank fields; its one method writes HTML",
-    ),
-    "pa/kernel/reduce_kernel.py": (("tests/pa/kernel/test_partition_kernel.py",), _KERNEL),
-    "tables/columns.py": (("tests/tables/test_column_schema.py",), "the column constants (data) and their schema"),
 }
 
 

@@ -1,12 +1,12 @@
-"""models/moe/vendor.py, on ops built here: vLLM's CUTLASS grouped GEMM worked by hand, and the
-signatures each vendor model refuses (the fixture cases are in tests/models/moe/test_experts.py)."""
+"""models/moe/vendor.py, on ops built here: vLLM's CUTLASS grouped GEMM worked by hand and the shapes
+it refuses (aiter's fmoe / CK stages on the fixture traces: tests/models/moe/test_experts.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from perfreport.errors import ModelError
-from perfreport.models.moe.vendor import AiterCkMoeStage, AiterFmoe, CutlassMoeMm
+from perfreport.models.moe.vendor import CutlassMoeMm
 from tests.kit import cpu_op
 
 BF16, FP8, F32, I32 = "c10::BFloat16", "c10::Float8_e4m3fn", "float", "int"
@@ -45,25 +45,3 @@ def test_cutlass_moe_mm_accepts_b_as_e_n_k_and_refuses_other_shapes():
         CutlassMoeMm(_cutlass(b_dims=(4, 8, 8)))
     with pytest.raises(ModelError, match=r"expects out \[M,N\], a \[M,K\], b \[E,\*,\*\]"):
         CutlassMoeMm(_cutlass(a_dims=(4, 8, 1)))
-
-
-def test_aiter_models_refuse_a_missing_topk():
-    x = [6, 64]
-    fmoe = cpu_op("aiter::fmoe_g1u1", [x, x, [8, 192, 64], [8, 64, 96], [], [], [], [], []], [BF16] * 4 + [""] * 5)
-    with pytest.raises(ModelError, match=r"topk \(argument 8\) not recorded"):
-        AiterFmoe(fmoe)
-    # stage 1 without topk, its out (argument 6) not [T, k, N] and no routing op: k cannot be known
-    st = cpu_op(
-        "aiter::ck_moe_stage1",
-        [x, [8, 192, 64], [8, 64, 96], [], [], [], [6, 96], []],
-        [BF16] * 3 + [""] * 3 + [BF16, ""],
-    )
-    with pytest.raises(ModelError, match=r"topk \(argument 7\) not recorded"):
-        AiterCkMoeStage(st)
-    # with the out buffer [T=6, k=2, N=96] recorded, k is its second dim (no refusal)
-    st = cpu_op(
-        "aiter::ck_moe_stage1",
-        [x, [8, 192, 64], [8, 64, 96], [], [], [], [6, 2, 96], []],
-        [BF16] * 3 + [""] * 3 + [BF16, ""],
-    )
-    assert AiterCkMoeStage(st).k == 2
