@@ -62,7 +62,7 @@ def diff(
         number("--top", top, 0, MAX_TOP, integer=True)
         inputs = input_files("-", others={a: "input A", b: "input B"})
         OutputPlan(inputs).file(output, "-o").file(json_out, "--json").directory(csv_dir, "--csv-dir").check()
-        report = run_diff(a, b, arch_a=arch_a, arch_b=arch_b, command=command_line())
+        report = run_diff(a, b, arch_a=arch_a, arch_b=arch_b, command=command_line(), tune_malloc=True)
     except BadInput as exc:
         _err(str(exc))
         raise typer.Exit(EXIT_BAD)

@@ -6,7 +6,11 @@
   an option whose default is None or a flag says its default in its help text;
 * choices are listed in the metavar (``--format csv|json|tsv|table``);
 * every command ends with an Examples block (:data:`EXAMPLES`; ``\\b`` keeps click from
-  re-wrapping it).
+  re-wrapping it);
+* every option shows a metavar that says what it takes (``FILE``, ``DIR``, ``N``; never a
+  Python type such as ``<list[str]>``: :data:`METAVARS`, else by type), and the options are
+  grouped in panels (:data:`PANELS`, typer's ``rich_help_panel``), printed as sections by
+  :class:`Command` in plain-text help.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import re
 import sys
 
 import typer
+import typer.core
 
 _SAYS_DEFAULT = re.compile(r"\[[^\]]*:[^\]]*\]\s*$")
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -52,6 +57,98 @@ EXAMPLES = {
         "perfreport bench-pa --context 2k --batch 2 --trace pa.json && perfreport analyze pa.json",
     ],
 }
+
+
+# option name -> metavar (options not listed get one by type: :func:`_metavar_of`)
+METAVARS = {
+    "output": "FILE",
+    "csv_dir": "DIR",
+    "per_rank": "DIR",
+    "json_out": "FILE",
+    "arch": "NAME|FILE",
+    "arch_a": "NAME|FILE",
+    "arch_b": "NAME|FILE",
+    "models": "FILE",
+    "model_config": "FILE",
+    "graph_capture": "PATH[#REGION]",
+    "short_kernel_us": "US",
+    "jobs": "N",
+    "engine": "serial|process|ray",
+    "ray_address": "ADDRESS",
+    "fail_if_slower": "PCT",
+    "top": "N",
+    "sheet": "NAME",
+}
+# option name -> help panel (section of the help); the rest stay under "Options"
+PANELS = {
+    **dict.fromkeys(
+        ["output", "csv_dir", "sheet", "fmt", "html", "with_html", "json_out", "top", "summary", "quiet"], "Outputs"
+    ),
+    **dict.fromkeys(["audit", "min_coverage", "fail_if_slower"], "Checks"),
+    **dict.fromkeys(
+        ["arch", "arch_a", "arch_b", "basis", "models", "model_config", "graph_capture", "short_kernel_us"],
+        "GPU spec and models",
+    ),
+    "linked_only": "GPU spec and models",
+    **dict.fromkeys(["jobs", "engine", "ray_address", "per_rank"], "Several traces (one per rank)"),
+}
+
+
+def _metavar_of(name: str, annotation) -> str | None:
+    import typing
+    from pathlib import Path
+
+    if name in METAVARS:
+        return METAVARS[name]
+    args = typing.get_args(annotation)
+    t = next((a for a in args if a is not type(None)), annotation) if args else annotation
+    t = (typing.get_args(t) or (t,))[0] if typing.get_origin(t) in (list, typing.List) else t
+    if t is bool:
+        return None
+    return {Path: "PATH", int: "N", float: "NUM", str: "TEXT"}.get(t)
+
+
+class Command(typer.core.TyperCommand):
+    """Plain-text help with the options in sections (their ``rich_help_panel``, in the order
+    first seen) and arguments shown by their metavar alone (no ``<list[str]>``)."""
+
+    def format_options(self, ctx, formatter) -> None:
+        args, panels = [], {}
+        for p in self.get_params(ctx):
+            rv = p.get_help_record(ctx)
+            if rv is None:
+                continue
+            if p.param_type_name == "argument":
+                args.append((rv[0].split(" <", 1)[0], rv[1]))
+            else:
+                panels.setdefault(getattr(p, "rich_help_panel", None) or "Options", []).append(rv)
+        if args:
+            with formatter.section("Arguments"):
+                formatter.write_dl(args)
+        for title in sorted(panels, key=lambda t: (t == "Options", list(panels).index(t))):
+            with formatter.section(title):
+                formatter.write_dl(panels[title])
+
+
+def add_metavars_and_panels(callback) -> None:
+    """A metavar (:data:`METAVARS`, else by type) and a panel (:data:`PANELS`) for every
+    option of ``callback`` that has none."""
+    import typing
+
+    from typer.models import OptionInfo
+
+    try:
+        hints = typing.get_type_hints(callback)
+    except Exception:  # an annotation that does not resolve: metavars by name only
+        hints = {}
+    for p in inspect.signature(callback).parameters.values():
+        info = p.default
+        if not isinstance(info, OptionInfo):
+            continue
+        if info.metavar is None and not (info.default is False or info.default is True):
+            info.metavar = _metavar_of(p.name, hints.get(p.name))
+        if info.rich_help_panel is None and p.name in PANELS:
+            info.rich_help_panel = PANELS[p.name]
 
 
 def examples(command: str) -> str:
@@ -98,13 +195,20 @@ def add_epilogs(app: typer.Typer) -> None:
             info.epilog = examples(name)
         if info.context_settings is None:
             info.context_settings = dict(CONTEXT)
+        if info.cls in (None, typer.core.TyperCommand):
+            info.cls = Command
         if info.callback is not None:
             show_defaults(info.callback)
+            add_metavars_and_panels(info.callback)
 
 
 __all__ = [
     "BASES",
     "CONTEXT",
+    "Command",
+    "METAVARS",
+    "PANELS",
+    "add_metavars_and_panels",
     "EXAMPLES",
     "FORMATS",
     "SHEETS",

@@ -53,6 +53,8 @@ SCRIPT = """
         var b=t.tBodies[0], rs=Array.prototype.slice.call(b.rows);
         rs.sort(function(a,c){
           var x=a.cells[i].getAttribute('data-v'), y=c.cells[i].getAttribute('data-v');
+          var ex=(x==='')||(x===null&&a.cells[i].textContent===''), ey=(y==='')||(y===null&&c.cells[i].textContent==='');
+          if(ex||ey){return ex===ey?0:(ex?1:-1);}  /* blanks last, either direction */
           var r;
           if(x!==null&&y!==null){r=parseFloat(x)-parseFloat(y);}
           else{r=a.cells[i].textContent.localeCompare(c.cells[i].textContent);}
@@ -104,7 +106,7 @@ def top_table(rows) -> str:
             elif isinstance(v, (int, float)) and not isinstance(v, bool):
                 cells.append(f'<td class="n" data-v="{float(v)!r}">{esc(f(v))}</td>')
             else:
-                cells.append('<td class="n" data-v="-1e300"></td>')
+                cells.append('<td class="n" data-v=""></td>')  # blank: sorts last either way
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)

@@ -87,13 +87,54 @@ def hover(r: dict) -> str:
     return "\n".join(lines)
 
 
+# one colour per category, the same in every report (issue 23: GEMM was blue in one report and
+# orange in another, the palette being handed out by time rank); a category not listed gets a
+# palette colour from a stable hash of its name (same name, same colour, on every run)
+CATEGORY_COLOURS = {
+    "GEMM": "#4e79a7",
+    "SDPA_fwd": "#f28e2b",
+    "SDPA_bwd": "#ff9da7",
+    "InferenceAttention_fwd": "#e15759",
+    "MoE": "#b07aa1",
+    "CONV_fwd": "#59a14f",
+    "CONV_bwd": "#8cd17d",
+    "BinaryElementwise": "#76b7b2",
+    "UnaryElementwise": "#499894",
+    "elementwise": "#86bcb6",
+    "Activation_fwd": "#edc948",
+    "Norm_fwd": "#9c755f",
+    "Norm_bwd": "#d7b5a6",
+    "RMSNorm_fwd": "#b6992d",
+    "Reduce_fwd": "#f1ce63",
+    "reduce": "#f1ce63",
+    "RoPE_fwd": "#d37295",
+    "KVCache": "#a0cbe8",
+    "DataMovement": "#bab0ac",
+    "memcpy": "#79706e",
+    "comm": "#d62728",
+    "Quant": "#fabfd2",
+    "Pool": "#ffbe7d",
+    "Resample": "#8cd17d",
+    "Inductor": "#1f77b4",
+}
+
+
+def colour_of(category: str) -> str:
+    """The fixed colour of ``category`` (:data:`CATEGORY_COLOURS`, else a stable hash)."""
+    import zlib
+
+    c = str(category or "")
+    return CATEGORY_COLOURS.get(c) or PALETTE[zlib.crc32(c.encode("utf-8")) % len(PALETTE)]
+
+
 def colours(rows) -> dict[str, str]:
+    """category -> colour for the categories of ``rows``, in order of GPU time (the legend)."""
     cats = []
     for r in sorted(rows, key=lambda r: -(r.get("time") or 0)):
         c = str(r.get(C.CATEGORY) or "")
         if c not in cats:
             cats.append(c)
-    return {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(cats)}
+    return {c: colour_of(c) for c in cats}
 
 
 def roofline_svg(rows, spec) -> str:
@@ -184,4 +225,4 @@ def _tick(d: int) -> str:
     return f"{v:g}" if -3 <= d <= 4 else f"1e{d}"
 
 
-__all__ = ["ceilings", "colours", "escape", "hover", "points", "roofline_svg"]
+__all__ = ["CATEGORY_COLOURS", "ceilings", "colour_of", "colours", "escape", "hover", "points", "roofline_svg"]

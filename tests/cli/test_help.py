@@ -28,10 +28,14 @@ def help_text(*args) -> str:
 
 
 def options(text: str) -> list[tuple[str, str]]:
-    """(option, its help text) from click's plain help: an entry starts at two spaces and a dash."""
-    block = text.split("Options:")[1].split("Examples:")[0]
+    """(option, its help text) from click's plain help, every section (the option panels:
+    Outputs, Checks, ...): an entry starts at two spaces and a dash."""
+    block = text.split("Examples:")[0]
     out, cur = [], None
     for line in block.splitlines():
+        if line and not line.startswith(" "):  # a section title
+            cur = None
+            continue
         m = re.match(r"^  (-{1,2}[\w-]+(?:, --[\w-]+)?(?: / --[\w-]+)?)\s*(.*)$", line)
         if m:
             cur = [m.group(1), m.group(2)]
@@ -171,3 +175,24 @@ def test_format_table_never_folds_a_number():
 def test_models_help_says_the_file_is_executed():
     text = " ".join(help_text("analyze").split())
     assert "it is executed" in text and "--keep-going" in text
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_help_shows_metavars_not_python_types(cmd):
+    text = help_text(cmd)
+    assert not re.search(r"<(list\[|str>|int>|float>|path>)", text), text
+
+
+def test_analyze_help_groups_its_options():
+    text = help_text("analyze")
+    titles = [line for line in text.splitlines() if line.endswith(":") and not line.startswith(" ")]
+    for t in ("Arguments:", "Outputs:", "GPU spec and models:", "Several traces (one per rank):", "Checks:"):
+        assert t in titles, titles
+    assert "  --csv-dir DIR " in text and "  -j, --jobs N " in text and "  TRACE...  " in text
+
+
+def test_shell_completion_is_installable():
+    r = runner.invoke(app, ["--help"])
+    assert "--install-completion" in r.output and "--show-completion" in r.output
+    r = runner.invoke(app, ["--show-completion", "bash"], prog_name="perfreport")
+    assert r.exit_code == 0 and "complete" in r.output and "_PERFREPORT_COMPLETE" in r.output

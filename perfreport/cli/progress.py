@@ -1,0 +1,51 @@
+"""One progress display for the whole of a long ``perfreport analyze`` run (stderr, a terminal
+only): reading (a bar over the input's bytes), building the tree, the passes, the sheets, then
+each file written; it disappears before the summary is printed."""
+
+from __future__ import annotations
+
+
+class StageProgress:
+    """``bytes(n)``: bytes of the input read so far; ``stage(text)``: the current stage
+    (the bar then pulses: its length is unknown). A no-op when ``enabled`` is False."""
+
+    def __init__(self, console, total_bytes: int | None, enabled: bool = True):
+        self._prog = None
+        if not enabled:
+            return
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._prog = Progress(
+            TextColumn("{task.description:<22}"),
+            BarColumn(),
+            DownloadColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            redirect_stdout=False,  # stdout may carry a sheet: never through the progress console
+        )
+        self._task = self._prog.add_task("reading", total=total_bytes)
+
+    def __enter__(self):
+        if self._prog is not None:
+            self._prog.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self) -> None:
+        if self._prog is not None:
+            self._prog.stop()
+            self._prog = None
+
+    def bytes(self, n: int) -> None:
+        if self._prog is not None:
+            self._prog.update(self._task, completed=n)
+
+    def stage(self, text: str) -> None:
+        if self._prog is not None:
+            self._prog.update(self._task, description=text, total=None, completed=0)
+
+
+__all__ = ["StageProgress"]
