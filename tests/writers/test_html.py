@@ -124,3 +124,10 @@ def test_blank_cells_sort_last():
     html = top_table([{"name": "a", "roofline": None, "time": 1.0}, {"name": "b", "roofline": 50.0, "time": 2.0}])
     assert '<td class="n" data-v=""></td>' in html and "-1e300" not in html
     assert "blanks last" in SCRIPT
+
+
+def test_the_chart_script_zooms_and_pans():
+    from perfreport.writers.html import SCRIPT
+
+    for needle in ("'wheel'", "'mousedown'", "'mousemove'", "'dblclick'", "viewBox"):
+        assert needle in SCRIPT

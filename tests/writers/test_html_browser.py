@@ -84,3 +84,23 @@ def test_sorting_puts_blank_cells_last(tmp_path):
     for pair in got:
         first, last = pair.split("|")
         assert first != "" and last == "", got  # a figure on top, a blank at the bottom
+
+
+def test_chart_zooms_on_the_wheel_and_resets_on_double_click(tmp_path):
+    from perfreport.writers.html import CSP, html_text
+
+    text = html_text(perfreport.analyze(FIX / "h100_qwen_0.5b.json.gz"))
+    text = text.replace(f'<meta http-equiv="Content-Security-Policy" content="{CSP}">', "", 1)  # for the test's events
+    act = (
+        "<script>(function(){var s=document.getElementById('roofline'),r=s.getBoundingClientRect(),o=[];"
+        "var w=function(d){s.dispatchEvent(new WheelEvent('wheel',{deltaY:d,clientX:r.left+r.width/2,"
+        "clientY:r.top+r.height/2,cancelable:true}));};"
+        "w(-100);w(-100);o.push(s.getAttribute('data-zoom'),s.getAttribute('viewBox'));"
+        "s.dispatchEvent(new MouseEvent('dblclick'));o.push(s.getAttribute('data-zoom'));"
+        "document.body.setAttribute('data-zoomed',o.join(';'));})();</script></body>"
+    )
+    p = tmp_path / "zoom.html"
+    p.write_text(text.replace("</body>", act, 1), encoding="utf-8")
+    r = chromium.run(p, tmp_path, "--dump-dom")
+    zoom, box, reset = r.stdout.split('data-zoomed="', 1)[1].split('"', 1)[0].split(";")
+    assert zoom == "1.56" and box != "0 0 960 560" and reset == "1.00"
