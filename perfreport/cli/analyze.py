@@ -18,7 +18,7 @@ from perfreport.writers.targets import default_output
 def analyze(
     traces: List[str] = typer.Argument(
         ...,
-        metavar="TRACE...",
+        metavar="TRACE",
         help="Kineto trace (.json or .json.gz, detected by content) or - for stdin; several traces, a directory or a glob: one rank each, merged",
     ),
     output: Optional[Path] = typer.Option(
@@ -32,8 +32,9 @@ def analyze(
         None,
         "--format",
         metavar=H.choices(H.FORMATS),
-        help="Format for --sheet [default: csv] (tsv: tab-separated, no quoting, for cut/awk; table: aligned for "
-        "reading); json without --sheet: the whole report on stdout (what `perfreport diff` reads)",
+        help="Format for --sheet (tsv: tab-separated, no quoting, for cut/awk; table: aligned for reading); "
+        "json without --sheet: the whole report on stdout (what `perfreport diff` reads); csv, tsv or table "
+        "without --sheet is an error [default: csv with --sheet]",
     ),
     arch: Optional[str] = typer.Option(
         None,

@@ -29,7 +29,7 @@ def diff(
         None,
         "--format",
         metavar=H.choices(H.FORMATS),
-        help="Format for --sheet [default: csv]; json without --sheet: the whole diff on stdout",
+        help="Format for --sheet; json without --sheet: the whole diff on stdout [default: csv with --sheet]",
     ),
     arch_a: Optional[str] = typer.Option(None, "--arch-a", help="GPU spec for trace A [default: detected]"),
     arch_b: Optional[str] = typer.Option(None, "--arch-b", help="GPU spec for trace B [default: detected]"),

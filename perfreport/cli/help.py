@@ -78,19 +78,39 @@ METAVARS = {
     "fail_if_slower": "PCT",
     "top": "N",
     "sheet": "NAME",
+    # bench-pa: lists are comma-separated
+    "context": "LEN,...",
+    "batch": "N,...",
+    "query_len": "N,...",
+    "q_heads": "N,...",
+    "kv_heads": "N,...",
+    "head_dim": "N,...",
+    "v_head_dim": "N,...",
+    "page_size": "N,...",
+    "kv_dtype": "bf16|fp8,...",
+    "layout": "nhd|5d|5dv,...",
+    "backend": "NAME,...",
+    "baseline": "NAME",
+    "partitions": "auto|N",
+    "csv_path": "FILE",
+    "trace": "FILE",
+    "fp8_mma": "f16|fp8",
+    "partials": "fp32|bf16",
 }
+_OUT = ["output", "csv_dir", "sheet", "fmt", "html", "with_html", "json_out", "csv_path", "trace"]
+_SPEC = ["arch", "arch_a", "arch_b", "basis", "models", "model_config", "graph_capture"]
+_SHAPES = ["context", "batch", "query_len", "q_heads", "kv_heads", "head_dim", "v_head_dim", "page_size"]
 # option name -> help panel (section of the help); the rest stay under "Options"
 PANELS = {
-    **dict.fromkeys(
-        ["output", "csv_dir", "sheet", "fmt", "html", "with_html", "json_out", "top", "summary", "quiet"], "Outputs"
-    ),
+    **dict.fromkeys([*_OUT, "top", "summary", "quiet"], "Outputs"),
     **dict.fromkeys(["audit", "min_coverage", "fail_if_slower"], "Checks"),
+    **dict.fromkeys(_SPEC, "GPU spec and models"),
+    **dict.fromkeys(["short_kernel_us", "linked_only", "steps", "target_roofline"], "Analysis"),
+    **dict.fromkeys(["jobs", "engine", "ray_address", "per_rank", "keep_going"], "Several traces (one per rank)"),
+    **dict.fromkeys([*_SHAPES, "kv_dtype", "layout"], "Shapes"),
     **dict.fromkeys(
-        ["arch", "arch_a", "arch_b", "basis", "models", "model_config", "graph_capture", "short_kernel_us"],
-        "GPU spec and models",
+        ["backend", "baseline", "partitions", "graph", "reps", "seed", "fp8_mma", "partials"], "Backends and timing"
     ),
-    "linked_only": "GPU spec and models",
-    **dict.fromkeys(["jobs", "engine", "ray_address", "per_rank"], "Several traces (one per rank)"),
 }
 
 
@@ -119,7 +139,8 @@ class Command(typer.core.TyperCommand):
             if rv is None:
                 continue
             if p.param_type_name == "argument":
-                args.append((rv[0].split(" <", 1)[0], rv[1]))
+                name = rv[0].split(" <", 1)[0]
+                args.append((name + ("..." if p.nargs != 1 and not name.endswith("...") else ""), rv[1]))
             else:
                 panels.setdefault(getattr(p, "rich_help_panel", None) or "Options", []).append(rv)
         if args:

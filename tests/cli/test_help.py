@@ -191,6 +191,28 @@ def test_analyze_help_groups_its_options():
     assert "  --csv-dir DIR " in text and "  -j, --jobs N " in text and "  TRACE...  " in text
 
 
+def test_every_option_is_in_a_section_and_bench_pa_groups_its_own():
+    """Only -h stays under the catch-all "Options"; bench-pa's lists say they are lists."""
+    for cmd in ("analyze", "diff", "bench-pa"):
+        text = help_text(cmd)
+        rest = text.split("\nOptions:\n", 1)[1].split("\n\n", 1)[0] if "\nOptions:\n" in text else ""
+        assert [ln.split()[0] for ln in rest.splitlines() if ln.startswith("  -")] in ([], ["-h,"]), (cmd, rest)
+    text = help_text("bench-pa")
+    titles = [line for line in text.splitlines() if line.endswith(":") and not line.startswith(" ")]
+    assert {"Shapes:", "Backends and timing:", "Outputs:"} <= set(titles), titles
+    assert "  --context LEN,... " in text and "  --csv FILE " in text and "  --kv-dtype bf16|fp8,... " in text
+
+
+def test_format_help_states_its_default_once():
+    for cmd in ("analyze", "diff"):
+        lines = help_text(cmd).split("  --format csv|tsv|json|table", 1)[1].splitlines()
+        part = " ".join(
+            [lines[0], *[x for x in lines[1 : next(i for i, x in enumerate(lines) if x.startswith("  -") and i)]]]
+        )
+        part = " ".join(part.split())
+        assert part.count("[default:") == 1 and "[default: csv with --sheet]" in part, part
+
+
 def test_shell_completion_is_installable():
     r = runner.invoke(app, ["--help"])
     assert "--install-completion" in r.output and "--show-completion" in r.output
