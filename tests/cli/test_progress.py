@@ -63,3 +63,34 @@ def test_every_stage_of_a_run_goes_through_the_one_display(tmp_path):
         f"wrote {tmp_path / 'r.xlsx'}",
         f"wrote {len(report.sheets) + 1} CSV files (one per sheet, and notes.csv) to {tmp_path / 'c'}",
     ]
+
+
+def test_diff_shows_side_a_then_side_b_on_the_same_display():
+    from perfreport.diff import diff
+
+    seen = []
+
+    class Recording(StageProgress):
+        def stage(self, text):
+            super().stage(text)
+            seen.append(self._prog.tasks[0].description)
+
+        def begin(self, label, total):
+            super().begin(label, total)
+            seen.append((self._prog.tasks[0].description, self._prog.tasks[0].total))
+
+    con, _ = _console()
+    size = TRACE.stat().st_size
+    with Recording(con, None) as prog:
+        rep = diff(
+            TRACE,
+            TRACE,
+            on_side=lambda label, path: prog.begin(label, size),
+            on_progress=prog.bytes,
+            on_stage=prog.stage,
+        )
+    stages = ["building the tree", "running the passes", "building the sheets"]
+    assert seen == [("A: reading", size), *[f"A: {s}" for s in stages], ("B: reading", size)] + [
+        f"B: {s}" for s in stages
+    ]
+    assert "diff_ops" in rep.sheet_names
