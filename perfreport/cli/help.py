@@ -151,9 +151,32 @@ class Command(typer.core.TyperCommand):
                 formatter.write_dl(panels[title])
 
 
+def _arch_keys(incomplete: str) -> list[str]:
+    """Shell completion of ``--arch``: the built-in GPU keys (a spec file: the shell's own)."""
+    from perfreport.specs import list_archs
+
+    return [s.key for s in list_archs() if s.key.startswith(incomplete.lower())]
+
+
+def _choices(values):
+    def complete(incomplete: str) -> list[str]:
+        return [v for v in values if v.startswith(incomplete)]
+
+    return complete
+
+
+# option name -> shell completion of its value (the rest: the shell's own, e.g. file names)
+COMPLETIONS = {
+    **dict.fromkeys(["arch", "arch_a", "arch_b"], _arch_keys),
+    "fmt": _choices(FORMATS),
+    "basis": _choices(BASES),
+    "engine": _choices(("serial", "process", "ray")),
+}
+
+
 def add_metavars_and_panels(callback) -> None:
-    """A metavar (:data:`METAVARS`, else by type) and a panel (:data:`PANELS`) for every
-    option of ``callback`` that has none."""
+    """A metavar (:data:`METAVARS`, else by type), a panel (:data:`PANELS`) and a shell
+    completion (:data:`COMPLETIONS`) for every option of ``callback`` that has none."""
     import typing
 
     from typer.models import OptionInfo
@@ -170,6 +193,8 @@ def add_metavars_and_panels(callback) -> None:
             info.metavar = _metavar_of(p.name, hints.get(p.name))
         if info.rich_help_panel is None and p.name in PANELS:
             info.rich_help_panel = PANELS[p.name]
+        if info.shell_complete is None and info.autocompletion is None and p.name in COMPLETIONS:
+            info.autocompletion = COMPLETIONS[p.name]  # typer's form: called with the word typed so far
 
 
 def examples(command: str) -> str:
@@ -226,6 +251,7 @@ def add_epilogs(app: typer.Typer) -> None:
 __all__ = [
     "BASES",
     "CONTEXT",
+    "COMPLETIONS",
     "Command",
     "METAVARS",
     "PANELS",

@@ -218,3 +218,18 @@ def test_shell_completion_is_installable():
     assert "--install-completion" in r.output and "--show-completion" in r.output
     r = runner.invoke(app, ["--show-completion", "bash"], prog_name="perfreport")
     assert r.exit_code == 0 and "complete" in r.output and "_PERFREPORT_COMPLETE" in r.output
+
+
+@pytest.mark.parametrize(
+    "words,want",
+    [
+        ("perfreport analyze t.json --arch mi3", ["mi300x", "mi325x", "mi355x"]),
+        ("perfreport diff a b --arch-b h", ["h100_sxm", "h200"]),
+        ("perfreport diff a b --format t", ["tsv", "table"]),
+        ("perfreport analyze t.json --basis a", ["achievable"]),
+    ],
+)
+def test_completion_offers_the_values_an_option_takes(words, want):
+    env = {"_PERFREPORT_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)}
+    r = runner.invoke(app, [], prog_name="perfreport", env=env)
+    assert r.exit_code == 0 and r.output.split() == want, r.output
