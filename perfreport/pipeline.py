@@ -27,12 +27,16 @@ def load_tree(
     model_config=None,
     on_progress: Callable[[int], None] | None = None,
     steps: str | None = None,
+    on_stage: Callable[[str], None] | None = None,
 ) -> TraceTree:
     """Read ``spec`` (path, ``-`` or a binary file object), build the tree, merge a
     graph-capture trace, keep only the ``steps`` asked for (``--steps``: ``A:B`` or ``N,N``; the
-    tree's ``steps_note`` says what was kept), run the passes."""
+    tree's ``steps_note`` says what was kept), run the passes. ``on_stage(text)`` is told when
+    each stage after the read starts (the CLI's progress display)."""
+    stage = on_stage or (lambda _text: None)
     raw = read_trace(_spec(spec), keep_python=keep_python, on_progress=on_progress)
     warnings = list(raw.warnings)
+    stage("building the tree")
     tree = build_tree(raw)
     tree.input_sha256 = raw.sha256
     tree.warnings[:0] = warnings  # the reader's (repairs, ignored metadata) first
@@ -43,6 +47,7 @@ def load_tree(
         tree.graph_capture_summary = apply_capture_option(tree, str(graph_capture))
     tree.steps_note = _select_steps(tree, steps)
     if passes:
+        stage("running the passes")
         run_passes(tree)
     return tree
 
@@ -62,7 +67,9 @@ def analyze(
     steps: str | None = None,
     target_roofline: float = 0.8,
     timeline: bool = True,
+    on_stage: Callable[[str], None] | None = None,
     command: str | None = None,
+    tune_malloc: bool = False,
 ) -> Report:
     """Analyze one trace and return its :class:`Report` (sheets, notes, spec).
 
@@ -78,8 +85,11 @@ def analyze(
     ``target_roofline``: share of roofline (0-1] the ``fix_first`` sheet assumes a row could reach.
     ``timeline``: build the HTML page's time-axis data (``Report.timeline``); False saves its cost
     (~0.07x the analysis) when no page will be written.
+    ``on_stage(text)``: told when each stage after the read starts (tree, passes, sheets).
     ``command``: the command line recorded in the notes (the CLI passes its own; default:
-    "Python API").
+    "Python API"). ``tune_malloc``: let the reader pin glibc's mmap/trim thresholds for this
+    process (lower peak RSS on big traces; a process-wide change, hence off unless asked;
+    :mod:`perfreport.read.heap`).
     """
     from perfreport.models.registry import load_user_models
     from perfreport.tables import build_tables
@@ -88,11 +98,22 @@ def analyze(
         raise BadInput("--basis", f"must be peak or achievable, not {basis!r}")
     if not (isinstance(target_roofline, (int, float)) and 0 < target_roofline <= 1):
         raise BadInput("--target-roofline", f"must be a share in (0, 1], not {target_roofline!r}")
+    if tune_malloc:
+        from perfreport.read import heap
+
+        heap.enable()
     for m in models:
         _load_models_file(m, load_user_models)
     tree = load_tree(
-        trace, graph_capture=graph_capture, model_config=model_config, on_progress=on_progress, steps=steps
+        trace,
+        graph_capture=graph_capture,
+        model_config=model_config,
+        on_progress=on_progress,
+        steps=steps,
+        on_stage=on_stage,
     )
+    if on_stage is not None:
+        on_stage("building the sheets")
     spec, arch_msg = _spec_for(tree, arch, basis)
     kept: dict = {}
     if spec is not None and basis == "achievable" and spec.peak_fallback:

@@ -9,7 +9,7 @@ from typing import Any
 from perfreport.tables.sheet import Sheet
 
 
-@dataclass
+@dataclass(repr=False)
 class Report:
     """One analyzed trace.
 
@@ -41,6 +41,39 @@ class Report:
     inputs: list = field(default_factory=list)  # other files it was read from (graph capture, config, models)
     timeline: Any = field(default=None, repr=False)  # the HTML page's time-axis data (tables/lanes.py)
     provenance: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """One line: source, sheets and their row counts, GPU spec, modelled share."""
+        sheets = ", ".join(f"{s.name} ({len(s.rows)})" for s in self.sheets[:8])
+        more = f", … {len(self.sheets) - 8} more" if len(self.sheets) > 8 else ""
+        spec = self.spec.key if self.spec is not None else "none"
+        cov = getattr(self.coverage, "modelled_pct", None)
+        cov = f", modelled {cov:.1f}%" if isinstance(cov, (int, float)) else ""
+        return (
+            f"<{type(self).__name__} {self.source!r}: {len(self.sheets)} sheets [{sheets}{more}], GPU spec {spec}{cov}>"
+        )
+
+    def _repr_html_(self, top: int = 10) -> str:
+        """A notebook cell: source and GPU spec, the coverage statement, the top ``top`` rows
+        of ``unified_perf_summary`` (name, category, time, share, roofline %, bound, flags)."""
+        from html import escape
+
+        from perfreport.writers import numfmt
+        from perfreport.writers.summary import coverage_lines, top_rows
+
+        out = [f"<p><b>{escape(str(self.source))}</b> — {escape(self.arch_msg)}</p>"]
+        out += [f"<p>{escape(line)}</p>" for line in coverage_lines(self)[:2]]
+        rows = top_rows(self, top)
+        if rows:
+            cols = [("name", None), ("category", None), ("time", numfmt.time_us), ("share", numfmt.pct)]
+            cols += [("roofline", numfmt.pct), ("bound", None), ("flags", None)]
+            out.append("<table><tr>" + "".join(f"<th>{k}</th>" for k, _ in cols) + "</tr>")
+            for r in rows:
+                cells = [(f(r[k]) if f else ("" if r[k] is None else str(r[k]))) for k, f in cols]
+                out.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
+            out.append("</table>")
+        out.append(f"<p>sheets: {escape(', '.join(self.sheet_names))}</p>")
+        return "\n".join(out)
 
     @property
     def sheet_names(self) -> list[str]:

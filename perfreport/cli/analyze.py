@@ -18,7 +18,7 @@ from perfreport.writers.targets import default_output
 def analyze(
     traces: List[str] = typer.Argument(
         ...,
-        metavar="TRACE...",
+        metavar="TRACE",
         help="Kineto trace (.json or .json.gz, detected by content) or - for stdin; several traces, a directory or a glob: one rank each, merged",
     ),
     output: Optional[Path] = typer.Option(
@@ -32,8 +32,9 @@ def analyze(
         None,
         "--format",
         metavar=H.choices(H.FORMATS),
-        help="Format for --sheet [default: csv] (tsv: tab-separated, no quoting, for cut/awk; table: aligned for "
-        "reading); json without --sheet: the whole report on stdout (what `perfreport diff` reads)",
+        help="Format for --sheet (tsv: tab-separated, no quoting, for cut/awk; table: aligned for reading); "
+        "json without --sheet: the whole report on stdout (what `perfreport diff` reads); csv, tsv or table "
+        "without --sheet is an error [default: csv with --sheet]",
     ),
     arch: Optional[str] = typer.Option(
         None,
@@ -178,6 +179,7 @@ def analyze(
                 min_coverage=min_coverage,
                 steps=steps,
                 target_roofline=target_roofline / 100.0,
+                tune_malloc=True,
             )
         )
     if jobs is not None and jobs > 1:
@@ -211,23 +213,41 @@ def analyze(
     out_console = Console() if sys.stdout.isatty() else Console(width=180)
     decorate = (summary if summary is not None else (not quiet and sys.stdout.isatty())) and not to_stdout
     show_progress = not quiet and sys.stderr.isatty()
+    from perfreport.cli.outputs import print_lines, write_outputs
+    from perfreport.cli.progress import StageProgress
+
     try:
-        report = _analyze(
-            trace,
-            show_progress,
-            err_console,
-            arch=arch,
-            basis=basis,
-            graph_capture=graph_capture,
-            model_config=model_config,
-            models=[str(m) for m in models],
-            short_kernel_us=short_kernel_us,
-            linked_only=linked_only,
-            steps=steps,
-            target_roofline=target_roofline / 100.0,
-            timeline=html_path is not None,  # the time axis only for a page
-            command=command_line(),
-        )
+        prog = StageProgress(err_console, _size(trace) if show_progress else None, enabled=show_progress)
+        with prog:
+            report = _analyze(
+                trace,
+                prog,
+                arch=arch,
+                basis=basis,
+                graph_capture=graph_capture,
+                model_config=model_config,
+                models=[str(m) for m in models],
+                short_kernel_us=short_kernel_us,
+                linked_only=linked_only,
+                steps=steps,
+                target_roofline=target_roofline / 100.0,
+                timeline=html_path is not None,  # the time axis only for a page
+                command=command_line(),
+                tune_malloc=True,
+            )
+            wrote = write_outputs(
+                report,
+                err_console,
+                sheet=sheet,
+                fmt=fmt,
+                xlsx=xlsx,
+                html=html_path,
+                csv_dir=csv_dir,
+                protect=inputs,
+                top=top,
+                quiet=quiet,
+                on_stage=prog.stage,
+            )
     except BadInput as exc:
         _err(str(exc))
         raise typer.Exit(EXIT_BAD)
@@ -244,21 +264,6 @@ def analyze(
             err_console.print(report.graph_capture_summary, highlight=False)
     for w in report.warnings:
         _err(f"{report.source}: warning: {w}")
-
-    from perfreport.cli.outputs import print_lines, write_outputs
-
-    wrote = write_outputs(
-        report,
-        err_console,
-        sheet=sheet,
-        fmt=fmt,
-        xlsx=xlsx,
-        html=html_path,
-        csv_dir=csv_dir,
-        protect=inputs,
-        top=top,
-        quiet=quiet,
-    )
     if wrote is None:
         raise typer.Exit(EXIT_BAD)
     if decorate:
@@ -280,17 +285,15 @@ def analyze(
     raise typer.Exit(EXIT_PARTIAL if partial else EXIT_OK)
 
 
-def _analyze(trace: str, show_progress: bool, console, **kw):
-    from perfreport.pipeline import analyze as run
-
-    if not show_progress:
-        return run(trace, **kw)
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+def _size(trace: str):
     from perfreport.read.source import Source
 
-    size = Source(trace).size
-    with Progress(
-        TextColumn("reading"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console, transient=True
-    ) as prog:
-        task = prog.add_task("read", total=size)
-        return run(trace, on_progress=lambda n: prog.update(task, completed=n), **kw)
+    return Source(trace).size
+
+
+def _analyze(trace: str, prog, **kw):
+    """The pipeline with one progress display (:class:`~perfreport.cli.progress.StageProgress`)
+    over all its stages; the caller keeps it open while the outputs are written."""
+    from perfreport.pipeline import analyze as run
+
+    return run(trace, on_progress=prog.bytes, on_stage=prog.stage, **kw)

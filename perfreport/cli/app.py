@@ -19,7 +19,7 @@ from perfreport.cli.outputs import EXIT_BAD, err_line as _err
 from perfreport.errors import BadInput, Interrupted, exit_on_signals
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     no_args_is_help=True,
     rich_markup_mode=None,
     context_settings=H.CONTEXT,

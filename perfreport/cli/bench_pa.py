@@ -63,10 +63,26 @@ COLUMNS = [
 ]
 
 
-def print_table(res, console) -> None:
-    from perfreport.pa.bench.table import print_table as _print
+def fit_bench_table(res, width: int):
+    """bench-pa's table laid out for ``width`` columns like every console view
+    (:func:`perfreport.writers.fit_table.fit`): the shape is never cut; the speedup, impl,
+    p90/p10 and P columns are dropped first, in that order, when it does not fit."""
+    from perfreport.pa.bench.table import TEXT_HEADS, layout
+    from perfreport.writers.fit_table import Col, fit
 
-    _print(res, console)
+    title, heads, rows = layout(res)
+    drop = {"speedup": 5, "impl": 4, "p90/p10": 3, "P": 2, "rel err": 1}
+    cols = [Col(h, num=h not in TEXT_HEADS, drop=drop.get(h, 0)) for h in heads]
+    return fit(rows, cols, width, title=title)
+
+
+def print_table(res, console) -> None:
+    """The table (fitted to the console), then one line per note."""
+    from perfreport.pa.bench.table import notes_of
+
+    console.print(fit_bench_table(res, console.width))
+    for line in notes_of(res):
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
 
 
 def write_csv(path: str, rows: list[dict]) -> None:
@@ -214,7 +230,8 @@ def bench_pa(
     err = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
     log = (lambda s: None) if quiet else (lambda s: err.print(s, highlight=False))
     if not gpu and not quiet:
-        log("no GPU found: running on the CPU (small default shapes; times are CPU times)")
+        shapes = "the shapes given" if context is not None or batch is not None else "small default shapes"
+        log(f"no GPU found: running on the CPU ({shapes}; times are CPU times)")
     writer = _open_writer(csv_path)
     opts = BenchOptions(
         cases=cases,

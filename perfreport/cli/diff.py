@@ -29,7 +29,7 @@ def diff(
         None,
         "--format",
         metavar=H.choices(H.FORMATS),
-        help="Format for --sheet [default: csv]; json without --sheet: the whole diff on stdout",
+        help="Format for --sheet; json without --sheet: the whole diff on stdout [default: csv with --sheet]",
     ),
     arch_a: Optional[str] = typer.Option(None, "--arch-a", help="GPU spec for trace A [default: detected]"),
     arch_b: Optional[str] = typer.Option(None, "--arch-b", help="GPU spec for trace B [default: detected]"),
@@ -53,6 +53,12 @@ def diff(
     if (bad := check_format(fmt, sheet, H.FORMATS)) is not None:
         _err(bad)
         raise typer.Exit(EXIT_BAD)
+    from rich.console import Console
+
+    from perfreport.cli.outputs import print_lines, write_outputs
+    from perfreport.cli.progress import StageProgress
+    from perfreport.writers.atomic import transaction
+
     try:
         from perfreport.cli.numbers import MAX_TOP, number
         from perfreport.writers.plan import OutputPlan
@@ -62,23 +68,38 @@ def diff(
         number("--top", top, 0, MAX_TOP, integer=True)
         inputs = input_files("-", others={a: "input A", b: "input B"})
         OutputPlan(inputs).file(output, "-o").file(json_out, "--json").directory(csv_dir, "--csv-dir").check()
-        report = run_diff(a, b, arch_a=arch_a, arch_b=arch_b, command=command_line())
-    except BadInput as exc:
-        _err(str(exc))
-        raise typer.Exit(EXIT_BAD)
-    from rich.console import Console
-
-    from perfreport.cli.outputs import print_lines, write_outputs
-    from perfreport.writers.atomic import transaction
-
-    try:
-        with transaction():  # the workbook, the CSVs and the JSON: all renamed into place, or none
-            wrote = write_outputs(report, None, sheet=sheet, fmt=fmt, xlsx=output, csv_dir=csv_dir, protect=inputs)
-            if wrote is None:
-                raise typer.Exit(EXIT_BAD)
-            if json_out is not None:
-                report.to_json(json_out)
-                wrote.append(f"wrote {json_out}")
+        show = not quiet and sys.stderr.isatty()
+        # one display over side A (read, tree, passes, sheets), side B, then the files written
+        with StageProgress(Console(stderr=True), None, enabled=show) as prog:
+            report = run_diff(
+                a,
+                b,
+                arch_a=arch_a,
+                arch_b=arch_b,
+                command=command_line(),
+                tune_malloc=True,
+                on_side=lambda label, path: prog.begin(label, _size(path) if show else None),
+                on_progress=prog.bytes,
+                on_stage=prog.stage,
+            )
+            prog.begin("", None)
+            with transaction():  # the workbook, the CSVs and the JSON: all renamed into place, or none
+                wrote = write_outputs(
+                    report,
+                    None,
+                    sheet=sheet,
+                    fmt=fmt,
+                    xlsx=output,
+                    csv_dir=csv_dir,
+                    protect=inputs,
+                    on_stage=prog.stage,
+                )
+                if wrote is None:
+                    raise typer.Exit(EXIT_BAD)
+                if json_out is not None:
+                    prog.stage("writing the JSON")
+                    report.to_json(json_out)
+                    wrote.append(f"wrote {json_out}")
     except BadInput as exc:
         _err(str(exc))
         raise typer.Exit(EXIT_BAD)
@@ -96,3 +117,13 @@ def diff(
         if bad:
             raise typer.Exit(EXIT_FAIL)
     raise typer.Exit(EXIT_OK)
+
+
+def _size(path: str):
+    """Bytes of a trace file (the read's bar), None for a directory or a stream."""
+    import os
+
+    try:
+        return os.path.getsize(path) if os.path.isfile(path) else None
+    except OSError:
+        return None

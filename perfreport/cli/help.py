@@ -6,7 +6,11 @@
   an option whose default is None or a flag says its default in its help text;
 * choices are listed in the metavar (``--format csv|json|tsv|table``);
 * every command ends with an Examples block (:data:`EXAMPLES`; ``\\b`` keeps click from
-  re-wrapping it).
+  re-wrapping it);
+* every option shows a metavar that says what it takes (``FILE``, ``DIR``, ``N``; never a
+  Python type such as ``<list[str]>``: :data:`METAVARS`, else by type), and the options are
+  grouped in panels (:data:`PANELS`, typer's ``rich_help_panel``), printed as sections by
+  :class:`Command` in plain-text help.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import re
 import sys
 
 import typer
+import typer.core
 
 _SAYS_DEFAULT = re.compile(r"\[[^\]]*:[^\]]*\]\s*$")
 CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -52,6 +57,144 @@ EXAMPLES = {
         "perfreport bench-pa --context 2k --batch 2 --trace pa.json && perfreport analyze pa.json",
     ],
 }
+
+
+# option name -> metavar (options not listed get one by type: :func:`_metavar_of`)
+METAVARS = {
+    "output": "FILE",
+    "csv_dir": "DIR",
+    "per_rank": "DIR",
+    "json_out": "FILE",
+    "arch": "NAME|FILE",
+    "arch_a": "NAME|FILE",
+    "arch_b": "NAME|FILE",
+    "models": "FILE",
+    "model_config": "FILE",
+    "graph_capture": "PATH[#REGION]",
+    "short_kernel_us": "US",
+    "jobs": "N",
+    "engine": "serial|process|ray",
+    "ray_address": "ADDRESS",
+    "fail_if_slower": "PCT",
+    "top": "N",
+    "sheet": "NAME",
+    # bench-pa: lists are comma-separated
+    "context": "LEN,...",
+    "batch": "N,...",
+    "query_len": "N,...",
+    "q_heads": "N,...",
+    "kv_heads": "N,...",
+    "head_dim": "N,...",
+    "v_head_dim": "N,...",
+    "page_size": "N,...",
+    "kv_dtype": "bf16|fp8,...",
+    "layout": "nhd|5d|5dv,...",
+    "backend": "NAME,...",
+    "baseline": "NAME",
+    "partitions": "auto|N",
+    "csv_path": "FILE",
+    "trace": "FILE",
+    "fp8_mma": "f16|fp8",
+    "partials": "fp32|bf16",
+}
+_OUT = ["output", "csv_dir", "sheet", "fmt", "html", "with_html", "json_out", "csv_path", "trace"]
+_SPEC = ["arch", "arch_a", "arch_b", "basis", "models", "model_config", "graph_capture"]
+_SHAPES = ["context", "batch", "query_len", "q_heads", "kv_heads", "head_dim", "v_head_dim", "page_size"]
+# option name -> help panel (section of the help); the rest stay under "Options"
+PANELS = {
+    **dict.fromkeys([*_OUT, "top", "summary", "quiet"], "Outputs"),
+    **dict.fromkeys(["audit", "min_coverage", "fail_if_slower"], "Checks"),
+    **dict.fromkeys(_SPEC, "GPU spec and models"),
+    **dict.fromkeys(["short_kernel_us", "linked_only", "steps", "target_roofline"], "Analysis"),
+    **dict.fromkeys(["jobs", "engine", "ray_address", "per_rank", "keep_going"], "Several traces (one per rank)"),
+    **dict.fromkeys([*_SHAPES, "kv_dtype", "layout"], "Shapes"),
+    **dict.fromkeys(
+        ["backend", "baseline", "partitions", "graph", "reps", "seed", "fp8_mma", "partials"], "Backends and timing"
+    ),
+}
+
+
+def _metavar_of(name: str, annotation) -> str | None:
+    import typing
+    from pathlib import Path
+
+    if name in METAVARS:
+        return METAVARS[name]
+    args = typing.get_args(annotation)
+    t = next((a for a in args if a is not type(None)), annotation) if args else annotation
+    t = (typing.get_args(t) or (t,))[0] if typing.get_origin(t) in (list, typing.List) else t
+    if t is bool:
+        return None
+    return {Path: "PATH", int: "N", float: "NUM", str: "TEXT"}.get(t)
+
+
+class Command(typer.core.TyperCommand):
+    """Plain-text help with the options in sections (their ``rich_help_panel``, in the order
+    first seen) and arguments shown by their metavar alone (no ``<list[str]>``)."""
+
+    def format_options(self, ctx, formatter) -> None:
+        args, panels = [], {}
+        for p in self.get_params(ctx):
+            rv = p.get_help_record(ctx)
+            if rv is None:
+                continue
+            if p.param_type_name == "argument":
+                name = rv[0].split(" <", 1)[0]
+                args.append((name + ("..." if p.nargs != 1 and not name.endswith("...") else ""), rv[1]))
+            else:
+                panels.setdefault(getattr(p, "rich_help_panel", None) or "Options", []).append(rv)
+        if args:
+            with formatter.section("Arguments"):
+                formatter.write_dl(args)
+        for title in sorted(panels, key=lambda t: (t == "Options", list(panels).index(t))):
+            with formatter.section(title):
+                formatter.write_dl(panels[title])
+
+
+def _arch_keys(incomplete: str) -> list[str]:
+    """Shell completion of ``--arch``: the built-in GPU keys (a spec file: the shell's own)."""
+    from perfreport.specs import list_archs
+
+    return [s.key for s in list_archs() if s.key.startswith(incomplete.lower())]
+
+
+def _choices(values):
+    def complete(incomplete: str) -> list[str]:
+        return [v for v in values if v.startswith(incomplete)]
+
+    return complete
+
+
+# option name -> shell completion of its value (the rest: the shell's own, e.g. file names)
+COMPLETIONS = {
+    **dict.fromkeys(["arch", "arch_a", "arch_b"], _arch_keys),
+    "fmt": _choices(FORMATS),
+    "basis": _choices(BASES),
+    "engine": _choices(("serial", "process", "ray")),
+}
+
+
+def add_metavars_and_panels(callback) -> None:
+    """A metavar (:data:`METAVARS`, else by type), a panel (:data:`PANELS`) and a shell
+    completion (:data:`COMPLETIONS`) for every option of ``callback`` that has none."""
+    import typing
+
+    from typer.models import OptionInfo
+
+    try:
+        hints = typing.get_type_hints(callback)
+    except Exception:  # an annotation that does not resolve: metavars by name only
+        hints = {}
+    for p in inspect.signature(callback).parameters.values():
+        info = p.default
+        if not isinstance(info, OptionInfo):
+            continue
+        if info.metavar is None and not (info.default is False or info.default is True):
+            info.metavar = _metavar_of(p.name, hints.get(p.name))
+        if info.rich_help_panel is None and p.name in PANELS:
+            info.rich_help_panel = PANELS[p.name]
+        if info.shell_complete is None and info.autocompletion is None and p.name in COMPLETIONS:
+            info.autocompletion = COMPLETIONS[p.name]  # typer's form: called with the word typed so far
 
 
 def examples(command: str) -> str:
@@ -98,13 +241,21 @@ def add_epilogs(app: typer.Typer) -> None:
             info.epilog = examples(name)
         if info.context_settings is None:
             info.context_settings = dict(CONTEXT)
+        if info.cls in (None, typer.core.TyperCommand):
+            info.cls = Command
         if info.callback is not None:
             show_defaults(info.callback)
+            add_metavars_and_panels(info.callback)
 
 
 __all__ = [
     "BASES",
     "CONTEXT",
+    "COMPLETIONS",
+    "Command",
+    "METAVARS",
+    "PANELS",
+    "add_metavars_and_panels",
     "EXAMPLES",
     "FORMATS",
     "SHEETS",

@@ -44,7 +44,18 @@ def one_trace_flags(*, per_rank, engine, ray_address, keep_going) -> None:
 
 
 def write_outputs(
-    report, err_console, *, sheet=None, fmt=None, xlsx=None, html=None, csv_dir=None, protect=(), top=None, quiet=False
+    report,
+    err_console,
+    *,
+    sheet=None,
+    fmt=None,
+    xlsx=None,
+    html=None,
+    csv_dir=None,
+    protect=(),
+    top=None,
+    quiet=False,
+    on_stage=None,
 ) -> list[str] | None:
     """Print ``--sheet`` (or, for ``--format json`` alone, the whole report) and write the
     requested files; returns the ``wrote …`` lines for the caller to print once the
@@ -55,6 +66,7 @@ def write_outputs(
     from perfreport.writers.atomic import transaction
     from perfreport.writers.text import print_sheet, write_stdout
 
+    stage = on_stage or (lambda _text: None)
     if sheet is not None:
         try:
             print_sheet(report.sheet(sheet), fmt or "csv", coverage=report.coverage, provenance=report.provenance)
@@ -66,12 +78,15 @@ def write_outputs(
     wrote, warnings = [], []
     with transaction():
         if xlsx is not None:
+            stage("writing the workbook")
             warnings += report.to_excel(xlsx)
             wrote.append(f"wrote {xlsx}")
         if html is not None:
+            stage("writing the HTML page")
             report.to_html(html, top=top if top is not None else 50)
             wrote.append(f"wrote {html}")
         if csv_dir is not None:
+            stage("writing the CSV files")
             n = len(report.to_csv_dir(csv_dir, protect=protect))
             wrote.append(f"wrote {n} CSV files (one per sheet, and notes.csv) to {csv_dir}")
     for w in warnings:

@@ -7,15 +7,32 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from perfreport.diff.context import compare
 from perfreport.diff.gate import regressions
 from perfreport.diff.load import Side, load_side
 
 
-def diff(a, b, *, arch_a=None, arch_b=None, basis: str = "peak", command: str | None = None, **analyze_kw):
+def diff(
+    a,
+    b,
+    *,
+    arch_a=None,
+    arch_b=None,
+    basis: str = "peak",
+    command: str | None = None,
+    on_side: Callable[[str, str], None] | None = None,
+    **analyze_kw,
+):
     """Diff ``a`` against ``b`` (paths of traces, report JSON files or CSV dirs); ``command``:
-    the command line the notes record (default "Python API")."""
+    the command line the notes record (default "Python API"); ``on_side(label, path)`` is
+    told before each side is loaded ("A", then "B": the CLI's progress display)."""
+    if on_side is not None:
+        on_side("A", str(a))
     sa = load_side(a, analyze_kw=dict(analyze_kw, arch=arch_a, basis=basis))
+    if on_side is not None:
+        on_side("B", str(b))
     sb = load_side(b, analyze_kw=dict(analyze_kw, arch=arch_b, basis=basis))
     return diff_sides(sa, sb, inputs=[str(a), str(b)], command=command)
 

@@ -10,7 +10,7 @@ from typing import Any
 from perfreport.report import Report
 
 
-@dataclass
+@dataclass(repr=False)
 class MultiReport(Report):
     """``coverage`` is a :class:`~perfreport.multi.coverage.RankCoverage`; ``rank_audits``:
     rank -> {"notes", "rows", "count"} of that rank's audit; ``rank_points``: rank -> its

@@ -28,6 +28,7 @@ ANALYZE_OPTS = (
     "steps",
     "target_roofline",
     "command",
+    "tune_malloc",
 )
 
 

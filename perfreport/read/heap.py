@@ -6,12 +6,17 @@ arenas. glibc's malloc raises its mmap threshold to the size of any freed mmappe
 (up to 32 MB), so after the first big free, later big arrays come from the brk heap and
 freed ones stay in the process's RSS. :func:`tune` pins the threshold (big blocks are
 mmapped and handed back on free) and :func:`trim` returns free heap pages.
+
+Pinning the thresholds changes malloc for the whole process, so it is opt-in: :func:`tune`
+does nothing until :func:`enable` is called (the CLI does; the Python API does when
+``analyze(..., tune_malloc=True)``). :func:`trim` changes no setting and always runs.
 """
 
 from __future__ import annotations
 
 _libc = None
 _tuned = False
+_enabled = False
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
@@ -32,10 +37,16 @@ def _lib():
     return _libc
 
 
+def enable() -> None:
+    """Allow :func:`tune` to change this process's malloc settings (an opt-in)."""
+    global _enabled
+    _enabled = True
+
+
 def tune() -> None:
-    """Pin malloc's mmap and trim thresholds (once per process)."""
+    """Pin malloc's mmap and trim thresholds (once per process), if :func:`enable` was called."""
     global _tuned
-    if _tuned:
+    if _tuned or not _enabled:
         return
     _tuned = True
     lib = _lib()
@@ -51,4 +62,4 @@ def trim() -> None:
         lib.malloc_trim(0)
 
 
-__all__ = ["tune", "trim"]
+__all__ = ["enable", "tune", "trim"]

@@ -260,6 +260,18 @@ BASE_COLS = [
     C.FLAGS,
 ]
 TAIL_COLS = [C.INPUT_DIMS, C.INPUT_TYPES, C.INPUT_STRIDES, C.CONCRETE_INPUTS, C.COVERAGE, C.KERNELS, C.EXAMPLE_TS_US]
+# what a reader looks at first: the workbook's unified sheet and every per-category sheet start
+# with these columns, in this order (issue 23: roofline % was in column AB of GEMM)
+LEAD_COLS = [
+    C.NAME,
+    C.CATEGORY,
+    C.TIME_SUM_US,
+    C.PERCENT_PCT,
+    C.ROOFLINE_MEAN_PCT,
+    C.BOUND,
+    C.FLAGS,
+    C.INPUT_DIMS,
+]
 
 
 def perf_tables(tree, spec) -> tuple[list[Sheet], cv.Coverage]:
@@ -321,13 +333,8 @@ def perf_tables(tree, spec) -> tuple[list[Sheet], cv.Coverage]:
     for cat in sorted(by_cat):
         sub = by_cat[cat]
         pcols = [c for c in param_cols if any(r.get(c) is not None for r in sub)]
-        cols = (
-            [C.NAME]
-            + pcols
-            + [c for c in BASE_COLS if c not in (C.NAME, C.CATEGORY, C.PERF_MODEL)]
-            + [C.PERCENT_PCT]
-            + [c for c in TAIL_COLS if c != C.COVERAGE]
-        )
+        rest = [c for c in BASE_COLS if c != C.PERF_MODEL] + [c for c in TAIL_COLS if c != C.COVERAGE]
+        cols = LEAD_COLS + pcols + [c for c in rest if c not in LEAD_COLS]
         sheets.append(Sheet.from_records(cat, sub, cols, fm, notes))
     return sheets, coverage
 

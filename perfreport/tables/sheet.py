@@ -20,9 +20,25 @@ class Sheet:
 
     name: str
     columns: list[str]
-    rows: list[list[Any]]
-    formats: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
+    rows: list[list[Any]] = field(repr=False)
+    formats: dict[str, str] = field(default_factory=dict, repr=False)
+    notes: list[str] = field(default_factory=list, repr=False)
+
+    def __repr__(self) -> str:
+        cols = ", ".join(map(str, self.columns[:6])) + (", …" if len(self.columns) > 6 else "")
+        return f"<Sheet {self.name!r}: {len(self.rows)} rows × {len(self.columns)} columns ({cols})>"
+
+    def _repr_html_(self) -> str:
+        """A notebook cell: the first 10 rows."""
+        from html import escape
+
+        head = "".join(f"<th>{escape(str(c))}</th>" for c in self.columns)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{'' if v is None else escape(str(v))}</td>" for v in r) + "</tr>"
+            for r in self.rows[:10]
+        )
+        more = f"<p>… {len(self.rows) - 10} more rows</p>" if len(self.rows) > 10 else ""
+        return f"<p><b>{escape(self.name)}</b>: {len(self.rows)} rows</p><table><tr>{head}</tr>{body}</table>{more}"
 
     @classmethod
     def from_records(cls, name: str, records: list[dict], columns: list[str], formats=None, notes=None) -> "Sheet":
@@ -35,6 +51,7 @@ class Sheet:
 
     @property
     def df(self):
+        """The sheet as a pandas DataFrame, cells as stored (see :meth:`to_pandas` for typed columns)."""
         try:
             import pandas as pd
         except ImportError:
@@ -43,8 +60,22 @@ class Sheet:
         return pd.DataFrame(self.rows, columns=self.columns)
 
     def to_pandas(self):
-        """The sheet as a pandas DataFrame (pandas is imported only here)."""
-        return self.df
+        """The sheet as a pandas DataFrame with the types the data has (pandas is imported only
+        here): a column whose cells are all numbers or empty is numeric (float64, NaN for empty;
+        int64 when every cell is an integer); shape columns (``input dims``, ``input strides``)
+        hold tuples (``(16, 559)``; a tensor list is a list of tuples; a scalar ``()``; a
+        non-tensor argument stays text, :func:`parse_dims`); text stays text (object)."""
+        import pandas as pd
+
+        df = pd.DataFrame(self.rows, columns=self.columns)
+        for c in df.columns:
+            vals = [v for v in df[c] if v is not None and v == v]
+            if str(c) in SHAPE_COLUMNS:
+                df[c] = [parse_dims(v) if isinstance(v, str) else v for v in df[c]]
+            elif vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+                ints = len(vals) == len(df) and all(isinstance(v, int) for v in vals)
+                df[c] = pd.to_numeric(df[c], errors="coerce").astype("int64" if ints else "float64")
+        return df
 
 
 def rank(records: list[dict], key: str, total: float) -> list[dict]:
@@ -77,6 +108,36 @@ def fmt_dims(dims) -> str:
 
 def _shape(x) -> str:
     return "(" + ", ".join(map(str, x)) + ")" if isinstance(x, list) else str(x)
+
+
+SHAPE_COLUMNS = (C.INPUT_DIMS, C.INPUT_STRIDES, C.INPUT_DIMS_B)
+
+
+def parse_dims(s: str):
+    """The inverse of :func:`fmt_dims`: ``(16, 559), (), (1024)`` -> ``((16, 559), (), (1024,))``;
+    ``[(1, 2), (3, 4)]`` -> a list of tuples; an item that is not a shape stays a string."""
+    if not s:
+        return ()
+    out, depth, cur = [], 0, ""
+    for ch in s + ",":
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+            continue
+        depth += (ch in "([") - (ch in ")]")
+        cur += ch
+
+    def one(item: str):
+        if item.startswith("[") and item.endswith("]"):
+            return list(parse_dims(item[1:-1]))
+        if item.startswith("(") and item.endswith(")"):
+            try:
+                return tuple(int(x) for x in item[1:-1].split(",") if x.strip())
+            except ValueError:
+                return item
+        return item
+
+    return tuple(one(x) for x in out)
 
 
 def fmt_list(values) -> str:

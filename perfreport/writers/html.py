@@ -4,8 +4,10 @@ Sections: source and GPU spec, the coverage statement, the roofline chart (inlin
 :mod:`perfreport.writers.roofline_svg`), the GPU timeline breakdown, a sortable table of the top
 rows of ``unified_perf_summary``, and the notes. No external resource of any kind: a
 Content-Security-Policy of ``default-src 'none'`` in the page makes any load an error that a
-browser reports (the browser test checks there is none). The only script is the ~30-line
-table sorter below, allowed by its SHA-256 hash in the policy (no ``'unsafe-inline'`` scripts).
+browser reports (the browser test checks there is none). The only script is the ~50-line
+table sorter below (blank cells last either way) and the chart's zoom and pan (wheel, drag,
+double-click resets: the SVG viewBox changes), allowed by its SHA-256 hash in the policy (no
+``'unsafe-inline'`` scripts).
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ SCRIPT = """
         var b=t.tBodies[0], rs=Array.prototype.slice.call(b.rows);
         rs.sort(function(a,c){
           var x=a.cells[i].getAttribute('data-v'), y=c.cells[i].getAttribute('data-v');
+          var ex=(x==='')||(x===null&&a.cells[i].textContent===''), ey=(y==='')||(y===null&&c.cells[i].textContent==='');
+          if(ex||ey){return ex===ey?0:(ex?1:-1);}  /* blanks last, either direction */
           var r;
           if(x!==null&&y!==null){r=parseFloat(x)-parseFloat(y);}
           else{r=a.cells[i].textContent.localeCompare(c.cells[i].textContent);}
@@ -62,6 +66,25 @@ SCRIPT = """
         rs.forEach(function(r){b.appendChild(r);});
       });
     })(i);}
+  }
+  /* roofline chart: wheel zooms about the cursor, drag pans, double-click resets (the
+     viewBox changes, so overlapping points come apart and can each be hovered) */
+  var svg=document.getElementById('roofline');
+  if(svg&&svg.viewBox&&svg.viewBox.baseVal){
+    var vb=svg.viewBox.baseVal, home=[vb.x,vb.y,vb.width,vb.height], drag=null;
+    var at=function(e){var r=svg.getBoundingClientRect();
+      return [vb.x+(e.clientX-r.left)/r.width*vb.width, vb.y+(e.clientY-r.top)/r.height*vb.height];};
+    svg.addEventListener('wheel',function(e){e.preventDefault();var p=at(e),f=e.deltaY<0?0.8:1.25;
+      var w=Math.min(home[2],vb.width*f),h=Math.min(home[3],vb.height*f);
+      vb.x=p[0]-(p[0]-vb.x)*w/vb.width; vb.y=p[1]-(p[1]-vb.y)*h/vb.height; vb.width=w; vb.height=h;
+      svg.setAttribute('data-zoom',(home[2]/w).toFixed(2));},{passive:false});
+    svg.addEventListener('mousedown',function(e){drag=at(e);});
+    window.addEventListener('mouseup',function(){drag=null;});
+    svg.addEventListener('mousemove',function(e){if(!drag){return;}var p=at(e);
+      vb.x+=drag[0]-p[0]; vb.y+=drag[1]-p[1];});
+    svg.addEventListener('dblclick',function(){vb.x=home[0];vb.y=home[1];vb.width=home[2];vb.height=home[3];
+      svg.setAttribute('data-zoom','1.00');});
+    svg.setAttribute('data-zoom','1.00');
   }
   document.documentElement.setAttribute('data-ready','1');
 })();
@@ -105,7 +128,7 @@ def top_table(rows) -> str:
             elif isinstance(v, (int, float)) and not isinstance(v, bool):
                 cells.append(f'<td class="n" data-v="{float(v)!r}">{esc(f(v))}</td>')
             else:
-                cells.append('<td class="n" data-v="-1e300"></td>')
+                cells.append('<td class="n" data-v=""></td>')  # blank: sorts last either way
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
@@ -180,7 +203,7 @@ def html_text(report, top: int = TOP) -> str:
         '<p class="muted">One point per row of unified_perf_summary with FLOPs and bytes: '
         "x = FLOP/byte of one call, y = achieved TFLOP/s (mean over calls), area ∝ GPU "
         "time; lines: memory bandwidth × FLOP/byte and the compute peak of each precision "
-        "the rows use. Hover a point for its row.</p>"
+        "the rows use. Hover a point for its row; wheel to zoom, drag to pan, double-click to reset.</p>"
     )
     parts.append(roofline_svg(rows, report.spec))
     parts.append("<h2>GPU timeline</h2>")

@@ -8,6 +8,7 @@ None and are left out by the writers.
 
 from __future__ import annotations
 
+from perfreport.tables.perf import LEAD_COLS
 from perfreport.writers.cells import rows
 from perfreport.tables import columns as C
 
@@ -34,17 +35,9 @@ LEAD = {
     "types": C.INPUT_TYPES,
 }
 
-# the workbook's unified sheet starts with these columns, in this order (then all others)
-WORKBOOK_LEAD = [
-    C.NAME,
-    C.CATEGORY,
-    C.TIME_SUM_US,
-    C.PERCENT_PCT,
-    C.ROOFLINE_MEAN_PCT,
-    C.BOUND,
-    C.FLAGS,
-    C.INPUT_DIMS,
-]
+# the workbook's unified sheet starts with these columns, in this order (then all others);
+# the per-category sheets are built in this order (perfreport.tables.perf)
+WORKBOOK_LEAD = list(LEAD_COLS)
 
 
 def find_sheet(report, name: str):

@@ -317,3 +317,13 @@ def test_baseline_never_measured_is_exit_2_and_no_csv(app, tmp_path, monkeypatch
     assert r.exit_code == 2, r.output
     assert "--baseline torch was not measured (torch: skipped: not on this platform)" in r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cpu_run_names_given_shapes_and_says_no_spec_once(app):
+    """Issue 23: 'small default shapes' was printed when shapes were given, and 'no GPU spec' once
+    per row."""
+    tiny = [a for a in TINY if a not in ("--arch", "h200")]
+    r = _run(app, *tiny, "--kv-dtype", "bf16,fp8", "--layout", "nhd,5d", "--backend", "torch")
+    assert r.exit_code == 0, r.output
+    assert "running on the CPU (the shapes given;" in r.stderr and "small default shapes" not in r.stderr
+    assert r.stderr.count("no GPU spec") == 1, r.stderr

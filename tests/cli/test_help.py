@@ -28,10 +28,14 @@ def help_text(*args) -> str:
 
 
 def options(text: str) -> list[tuple[str, str]]:
-    """(option, its help text) from click's plain help: an entry starts at two spaces and a dash."""
-    block = text.split("Options:")[1].split("Examples:")[0]
+    """(option, its help text) from click's plain help, every section (the option panels:
+    Outputs, Checks, ...): an entry starts at two spaces and a dash."""
+    block = text.split("Examples:")[0]
     out, cur = [], None
     for line in block.splitlines():
+        if line and not line.startswith(" "):  # a section title
+            cur = None
+            continue
         m = re.match(r"^  (-{1,2}[\w-]+(?:, --[\w-]+)?(?: / --[\w-]+)?)\s*(.*)$", line)
         if m:
             cur = [m.group(1), m.group(2)]
@@ -173,3 +177,61 @@ def test_format_table_never_folds_a_number():
 def test_models_help_says_the_file_is_executed():
     text = " ".join(help_text("analyze").split())
     assert "it is executed" in text and "--keep-going" in text
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_help_shows_metavars_not_python_types(cmd):
+    text = help_text(cmd)
+    assert not re.search(r"<(list\[|str>|int>|float>|path>)", text), text
+
+
+def test_analyze_help_groups_its_options():
+    text = help_text("analyze")
+    titles = [line for line in text.splitlines() if line.endswith(":") and not line.startswith(" ")]
+    for t in ("Arguments:", "Outputs:", "GPU spec and models:", "Several traces (one per rank):", "Checks:"):
+        assert t in titles, titles
+    assert "  --csv-dir DIR " in text and "  -j, --jobs N " in text and "  TRACE...  " in text
+
+
+def test_every_option_is_in_a_section_and_bench_pa_groups_its_own():
+    """Only -h stays under the catch-all "Options"; bench-pa's lists say they are lists."""
+    for cmd in ("analyze", "diff", "bench-pa"):
+        text = help_text(cmd)
+        rest = text.split("\nOptions:\n", 1)[1].split("\n\n", 1)[0] if "\nOptions:\n" in text else ""
+        assert [ln.split()[0] for ln in rest.splitlines() if ln.startswith("  -")] in ([], ["-h,"]), (cmd, rest)
+    text = help_text("bench-pa")
+    titles = [line for line in text.splitlines() if line.endswith(":") and not line.startswith(" ")]
+    assert {"Shapes:", "Backends and timing:", "Outputs:"} <= set(titles), titles
+    assert "  --context LEN,... " in text and "  --csv FILE " in text and "  --kv-dtype bf16|fp8,... " in text
+
+
+def test_format_help_states_its_default_once():
+    for cmd in ("analyze", "diff"):
+        lines = help_text(cmd).split("  --format csv|tsv|json|table", 1)[1].splitlines()
+        part = " ".join(
+            [lines[0], *[x for x in lines[1 : next(i for i, x in enumerate(lines) if x.startswith("  -") and i)]]]
+        )
+        part = " ".join(part.split())
+        assert part.count("[default:") == 1 and "[default: csv with --sheet]" in part, part
+
+
+def test_shell_completion_is_installable():
+    r = runner.invoke(app, ["--help"])
+    assert "--install-completion" in r.output and "--show-completion" in r.output
+    r = runner.invoke(app, ["--show-completion", "bash"], prog_name="perfreport")
+    assert r.exit_code == 0 and "complete" in r.output and "_PERFREPORT_COMPLETE" in r.output
+
+
+@pytest.mark.parametrize(
+    "words,want",
+    [
+        ("perfreport analyze t.json --arch mi3", ["mi300x", "mi325x", "mi355x"]),
+        ("perfreport diff a b --arch-b h", ["h100_sxm", "h200"]),
+        ("perfreport diff a b --format t", ["tsv", "table"]),
+        ("perfreport analyze t.json --basis a", ["achievable"]),
+    ],
+)
+def test_completion_offers_the_values_an_option_takes(words, want):
+    env = {"_PERFREPORT_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)}
+    r = runner.invoke(app, [], prog_name="perfreport", env=env)
+    assert r.exit_code == 0 and r.output.split() == want, r.output

@@ -1,4 +1,5 @@
-"""read/heap.py: malloc thresholds pinned once per process, trim hands pages back; a no-op without glibc."""
+"""read/heap.py: malloc thresholds pinned once per process when enabled (an opt-in), trim hands pages
+back; a no-op without glibc."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def test_tune_pins_both_thresholds_once(monkeypatch):
     lib = FakeLibc()
     monkeypatch.setattr(heap, "_libc", lib)
     monkeypatch.setattr(heap, "_tuned", False)
+    monkeypatch.setattr(heap, "_enabled", True)
     heap.tune()
     heap.tune()
     assert lib.calls == [("mallopt", -3, 128 * 1024), ("mallopt", -1, 128 * 1024)]
@@ -38,6 +40,7 @@ def test_trim_asks_for_every_free_page(monkeypatch):
 def test_without_glibc_both_do_nothing(monkeypatch):
     monkeypatch.setattr(heap, "_libc", False)
     monkeypatch.setattr(heap, "_tuned", False)
+    monkeypatch.setattr(heap, "_enabled", True)
     heap.tune()
     heap.trim()
     assert heap._tuned is True
@@ -53,3 +56,22 @@ def test_a_missing_libc_is_remembered_as_absent(monkeypatch):
     monkeypatch.setattr(ctypes, "CDLL", no_lib)
     assert heap._lib() is False
     assert heap._libc is False
+
+
+def test_tune_does_nothing_until_enabled(monkeypatch):
+    calls = []
+
+    class Lib:
+        def mallopt(self, *a):
+            calls.append(a)
+
+        malloc_trim = None
+
+    monkeypatch.setattr(heap, "_libc", Lib())
+    monkeypatch.setattr(heap, "_tuned", False)
+    monkeypatch.setattr(heap, "_enabled", False)
+    heap.tune()
+    assert calls == [] and heap._tuned is False
+    heap.enable()
+    heap.tune()
+    assert calls == [(heap.M_MMAP_THRESHOLD, heap.THRESHOLD), (heap.M_TRIM_THRESHOLD, heap.THRESHOLD)]

@@ -100,3 +100,20 @@ def test_unlinked_kernels_have_their_own_rows(qwen):
     df = sheets["unified_perf_summary"].df
     un = df[df["name"].str.startswith("(unlinked) ")]
     assert un["time sum (µs)"].sum() == pytest.approx(sum(g.dur for g in tree.gpu if g.launcher is None))
+
+
+def test_per_category_sheets_lead_with_the_unified_columns():
+    """Issue 23: GEMM had roofline mean (%) in column AB; every per-category sheet now starts
+    with the unified sheet's lead (name, category, time, share, roofline %, bound, flags, dims)."""
+    from perfreport.pipeline import analyze
+    from perfreport.tables.perf import LEAD_COLS
+    from perfreport.writers.summary import WORKBOOK_LEAD
+    from tests.conftest import FIX
+
+    rep = analyze(str(FIX / "h100_qwen_0.5b.json.gz"))
+    cats = [s for s in rep.sheets if s.name in {r["category"] for r in rep.sheet("unified").records()}]
+    assert cats and WORKBOOK_LEAD == LEAD_COLS
+    for s in cats:
+        assert s.columns[: len(LEAD_COLS)] == LEAD_COLS, s.name
+        assert s.columns.index("roofline mean (%)") == 4  # column E
+        assert len(set(s.columns)) == len(s.columns)

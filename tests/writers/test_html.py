@@ -109,3 +109,28 @@ def test_csp_allows_only_the_page_script_by_hash(page):
         digest = base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()
         assert f"'sha256-{digest}'" in CSP.split("script-src")[1]
     assert f'content="{CSP}"' in page
+
+
+def test_category_colours_are_fixed_across_reports():
+    """Issue 23: GEMM was blue in one report and orange in another (palette by time rank)."""
+    from perfreport.writers.roofline_svg import CATEGORY_COLOURS, colour_of, colours
+
+    a = colours([{"category": "GEMM", "time": 10.0}, {"category": "SDPA_fwd", "time": 5.0}])
+    b = colours([{"category": "SDPA_fwd", "time": 10.0}, {"category": "GEMM", "time": 5.0}])
+    assert a["GEMM"] == b["GEMM"] == CATEGORY_COLOURS["GEMM"] and a["SDPA_fwd"] == b["SDPA_fwd"]
+    assert colour_of("my_category") == colour_of("my_category")  # unlisted: a stable hash
+
+
+def test_blank_cells_sort_last():
+    from perfreport.writers.html import SCRIPT, top_table
+
+    html = top_table([{"name": "a", "roofline": None, "time": 1.0}, {"name": "b", "roofline": 50.0, "time": 2.0}])
+    assert '<td class="n" data-v=""></td>' in html and "-1e300" not in html
+    assert "blanks last" in SCRIPT
+
+
+def test_the_chart_script_zooms_and_pans():
+    from perfreport.writers.html import SCRIPT
+
+    for needle in ("'wheel'", "'mousedown'", "'mousemove'", "'dblclick'", "viewBox"):
+        assert needle in SCRIPT

@@ -209,3 +209,27 @@ def test_checks_catch_a_folded_word_and_a_cut_number():
         V.check(out, 24, out, ["167.123"])
     good = fit([{"source": "distributedInfo", "t": "167.123"}], [Col("source", flex=True), Col("t", num=True)], 24)
     V.check(V.render(lambda c: c.print(good), 24), 24, V.fitted_source(good), V.fitted_numbers(good))
+
+
+# -- bench-pa's table ---------------------------------------------------------------------------
+
+
+def bench_result():
+    from perfreport.pa.bench.run import BenchResult
+    from tests.pa.bench.test_table import _row
+
+    rows = [
+        _row(),
+        _row(kv_dtype="fp8", layout="5D", backend="triton", context=1048576, speedup=1.7),
+        _row(backend="torch", median_us=167123.4, speedup=None, status="ok"),
+    ]
+    return BenchResult(rows=rows, device="NVIDIA H200", arch="NVIDIA H200 SXM", clock="gpu-events")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_bench_pa(width):
+    from perfreport.cli.bench_pa import fit_bench_table, print_table
+
+    res = bench_result()
+    out = check_view("bench_pa", lambda c: print_table(res, c), lambda w: [fit_bench_table(res, w)], width)
+    assert "64K B32 q4 16:1 192/128 p64" in out and "167,123.4" in out  # shape and time whole

@@ -249,7 +249,7 @@ def run_bench(
                 row["tb_s"] = roof["bytes"] / (t.median_us * 1e-6) / 1e12
             if roof["roofline_us"]:
                 row["pct_roofline"] = roof["roofline_us"] / t.median_us * 100.0
-            elif roof["reason"] and not row["note"]:
+            elif roof["reason"] and not row["note"] and spec is not None:  # no spec: one note for all
                 row["note"] = roof["reason"]
             if name == "triton":
                 _add_impl(row, mcase, prep, opts, spec, roof, inp)

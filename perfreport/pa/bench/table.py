@@ -62,10 +62,12 @@ def cells(r: dict) -> dict:
 HEADS = ["shape", "KV", "backend", "P", "median µs", "p90/p10", "TB/s", "roof", "impl", "rel err", "speedup", "status"]
 
 
-def build_table(res):
-    from rich import box
-    from rich.table import Table
+TEXT_HEADS = ("shape", "KV", "backend", "status")  # left-aligned; the rest are numbers
 
+
+def layout(res) -> tuple[str, list[str], list[dict]]:
+    """(title, the columns shown, one cell dict per row): what any table of ``res`` prints
+    (the CLI lays it out with perfreport.writers.fit_table; :func:`build_table` with rich)."""
     cpu = res.clock == "cpu" or res.device == "cpu"
     rows = [cells(r) for r in res.rows]
     heads = [h for h in HEADS if not (cpu and h in GPU_ONLY) and any(c[h] for c in rows)]
@@ -74,9 +76,17 @@ def build_table(res):
         + (f", roofline: {res.arch}" if res.arch else "")
         + (" (CPU times)" if cpu else "")
     )
+    return title, heads, rows
+
+
+def build_table(res):
+    from rich import box
+    from rich.table import Table
+
+    title, heads, rows = layout(res)
     t = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False)
     for h in heads:
-        t.add_column(h, justify="left" if h in ("shape", "KV", "backend", "status") else "right", no_wrap=True)
+        t.add_column(h, justify="left" if h in TEXT_HEADS else "right", no_wrap=True)
     for c in rows:
         t.add_row(*[c[h] for h in heads])
     return t
@@ -95,4 +105,4 @@ def print_table(res, console) -> None:
         console.print(line, highlight=False, soft_wrap=True)
 
 
-__all__ = ["build_table", "cells", "notes_of", "print_table", "shape_of"]
+__all__ = ["TEXT_HEADS", "build_table", "cells", "layout", "notes_of", "print_table", "shape_of"]
