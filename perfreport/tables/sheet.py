@@ -65,7 +65,10 @@ class Sheet:
         int64 when every cell is an integer); shape columns (``input dims``, ``input strides``)
         hold tuples (``(16, 559)``; a tensor list is a list of tuples; a scalar ``()``; a
         non-tensor argument stays text, :func:`parse_dims`); text stays text (object)."""
-        import pandas as pd
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Sheet.to_pandas needs pandas: pip install 'perfreport[pandas]'") from None
 
         df = pd.DataFrame(self.rows, columns=self.columns)
         for c in df.columns:

@@ -54,7 +54,9 @@ def test_sheet_on_stdout_and_outputs_written(tmp_path):
 def test_bad_options_exit_2(tmp_path):
     a, b = _trace(tmp_path, "a.json", 20), _trace(tmp_path, "b.json", 10)
     r = _run(a, b, "--format", "yaml")
-    assert r.exit_code == 2 and r.stderr.strip() == "perfreport: --format must be csv, json or table, not 'yaml'"
+    assert (
+        r.exit_code == 2 and r.stderr.strip() == "perfreport: --format must be one of csv, tsv, json, table, not 'yaml'"
+    )
     r = _run(a, b, "--sheet", "no_such_sheet", "-q")
     assert r.exit_code == 2 and "perfreport: --sheet:" in r.stderr
     r = _run(a, tmp_path / "missing.json", "-q")

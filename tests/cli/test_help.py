@@ -3,6 +3,8 @@ Examples block per command; archs fits 120 columns; --format tsv; --sheet prefix
 
 from __future__ import annotations
 
+from perfreport.specs import list_archs
+
 import csv
 import io
 import re
@@ -222,11 +224,14 @@ def test_shell_completion_is_installable():
     assert r.exit_code == 0 and "complete" in r.output and "_PERFREPORT_COMPLETE" in r.output
 
 
+ARCH_KEYS = sorted(s.key for s in list_archs())
+
+
 @pytest.mark.parametrize(
     "words,want",
     [
-        ("perfreport analyze t.json --arch mi3", ["mi300x", "mi325x", "mi355x"]),
-        ("perfreport diff a b --arch-b h", ["h100_sxm", "h200"]),
+        ("perfreport analyze t.json --arch mi3", [k for k in ARCH_KEYS if k.startswith("mi3")]),
+        ("perfreport diff a b --arch-b h", [k for k in ARCH_KEYS if k.startswith("h")]),
         ("perfreport diff a b --format t", ["tsv", "table"]),
         ("perfreport analyze t.json --basis a", ["achievable"]),
     ],

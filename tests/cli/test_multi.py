@@ -42,7 +42,7 @@ def test_a_repeated_input_is_read_once_with_a_warning(run_dir, tmp_path):
 
 def test_bad_format_exits_2(run_dir):
     r = _run(run_dir, "-q", "--engine", "serial", "--sheet", "ranks", "--format", "yaml")
-    assert r.exit_code == 2 and "--format: must be csv, json or table, not 'yaml'" in r.stderr
+    assert r.exit_code == 2 and "--format: must be one of csv, tsv, json, table, not 'yaml'" in r.stderr
 
 
 def test_keep_going_leaves_out_a_bad_trace_and_exits_3(run_dir, tmp_path):
