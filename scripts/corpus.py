@@ -4,7 +4,7 @@
     python scripts/corpus.py --raw DIR             # also the larger ones, from DIR/<id with / as __>[.gz]
     python scripts/corpus.py --raw DIR --markdown docs/corpus.md
 
-Checks per trace (:func:`check`; ``tests/test_corpus.py`` runs it on every committed trace):
+Checks per trace (:func:`check`; ``tests/traces/test_corpus.py`` runs it on every committed trace):
 
 * exit: the report is built, or the refusal is the one the manifest documents (``refusal``);
 * GPU: a spec was detected, or the report names the devices it saw (or says there are none) and

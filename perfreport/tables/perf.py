@@ -261,7 +261,7 @@ BASE_COLS = [
 ]
 TAIL_COLS = [C.INPUT_DIMS, C.INPUT_TYPES, C.INPUT_STRIDES, C.CONCRETE_INPUTS, C.COVERAGE, C.KERNELS, C.EXAMPLE_TS_US]
 # what a reader looks at first: the workbook's unified sheet and every per-category sheet start
-# with these columns, in this order (issue 23: roofline % was in column AB of GEMM)
+# with these columns, in this order (roofline % among the first columns, not far right)
 LEAD_COLS = [
     C.NAME,
     C.CATEGORY,

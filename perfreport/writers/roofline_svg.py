@@ -87,8 +87,8 @@ def hover(r: dict) -> str:
     return "\n".join(lines)
 
 
-# one colour per category, the same in every report (issue 23: GEMM was blue in one report and
-# orange in another, the palette being handed out by time rank); a category not listed gets a
+# one colour per category, the same in every report (not handed out by time rank, which made GEMM
+# blue in one report and orange in another); a category not listed gets a
 # palette colour from a stable hash of its name (same name, same colour, on every run)
 CATEGORY_COLOURS = {
     "GEMM": "#4e79a7",
