@@ -13,7 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from perfreport.events import DRIVER, RUNTIME
+
 NAN = float("nan")
+LAUNCH_CATS = (RUNTIME, DRIVER)
 
 
 @dataclass
@@ -36,8 +39,8 @@ class GpuArrays:
 
 
 def _launch_columns(gpu):
-    """(lts, ldur) straight from the reader's columns when every event has them (the usual
-    case: one vectorised gather), else None."""
+    """(lts, ldur, ts, te) straight from the reader's columns when every event has them (the
+    usual case: one vectorised gather each), else None."""
     if not gpu:
         return None
     src = gpu[0]._src
@@ -47,11 +50,13 @@ def _launch_columns(gpu):
         return None
     uid = np.fromiter((g.uid for g in gpu), dtype=np.int64, count=len(gpu))
     ts = np.asarray(src.ts, dtype=np.float64)[uid]
-    return np.asarray(src.lts)[uid], np.asarray(src.ldur)[uid], ts, ts + np.asarray(src.dur, dtype=np.float64)[uid]
+    te = np.asarray(src.dur, dtype=np.float64)[uid]
+    te += ts
+    return np.asarray(src.lts)[uid], np.asarray(src.ldur)[uid], ts, te
 
 
 def gpu_arrays(tree, include_unlinked: bool = True) -> GpuArrays:
-    gpu = [g for g in tree.gpu if include_unlinked or g.launcher is not None]
+    gpu = tree.gpu if include_unlinked else [g for g in tree.gpu if g.launcher is not None]
     n = len(gpu)
     dev_code: dict = {}
     st_code: dict = {}
@@ -63,16 +68,16 @@ def gpu_arrays(tree, include_unlinked: bool = True) -> GpuArrays:
     fast = _launch_columns(gpu)
     lts = np.full(n, NAN) if fast is None else fast[0]
     ldur = np.full(n, NAN) if fast is None else fast[1]
-    names: dict = {}  # launcher record -> op name
     for i, g in enumerate(gpu):
         dev[i] = dev_code.setdefault(g.device, len(dev_code))
         stream[i] = st_code.setdefault((g.device, g.stream), len(st_code))
         lr = g.launcher
         if lr is not None:
-            name = names.get(id(lr))
-            if name is None:
+            if lr.cat in LAUNCH_CATS:  # a launch call's record: the op above it, if any
                 o = g.op
-                name = names[id(lr)] = o.name if o is not None else (g.launch_name or "(launch outside any op)")
+                name = o.name if o is not None else (g.launch_name or "(launch outside any op)")
+            else:  # the launching op itself (GpuEvent.op)
+                name = lr.name
             ow = g.owner
             owner_ts[i] = ow.ts if ow is not None else NAN
             if fast is None:
@@ -86,7 +91,9 @@ def gpu_arrays(tree, include_unlinked: bool = True) -> GpuArrays:
         ts, te = fast[2], fast[3]
     else:
         ts = np.fromiter((g.ts for g in gpu), dtype=np.float64, count=n)
-        te = ts + np.fromiter((g.dur for g in gpu), dtype=np.float64, count=n)
+        te = np.fromiter((g.dur for g in gpu), dtype=np.float64, count=n)
+        te += ts
+    del fast
     linked = owner_ts == owner_ts
     return GpuArrays(ts, te, lts, ldur, dev, stream, op, owner_ts, linked, list(dev_code), list(st_code), list(op_code))
 

@@ -32,38 +32,69 @@ def split_gaps(ts: np.ndarray, te: np.ndarray, lt: np.ndarray):
 
     Returns (a, b, host, unknown, gpu): gap starts and ends, and per gap the host-wait,
     unknown and GPU-wait lengths (host + unknown + gpu = b - a)."""
-    n = len(ts)
-    empty = np.zeros(0)
-    if n < 2:
-        return empty, empty, empty, empty, empty
+    a, b, span, before, closing = _gaps(ts, te, lt)
+    if closing is None:
+        return a, b, a, a, a
+    return a, b, np.where(closing, before, 0.0), np.where(closing, 0.0, before), span - before
+
+
+def _gaps(ts: np.ndarray, te: np.ndarray, lt: np.ndarray):
+    """(a, b, b - a, host + unknown, whether each gap's closing event has a known launch), with
+    at most two arrays of the events' length alive at a time (the rest is per gap)."""
+    if len(ts) < 2:
+        z = np.zeros(0)
+        return z, z, z, z, None
     run_end = np.maximum.accumulate(te)
-    nxt = np.flatnonzero(ts[1:] > run_end[:-1]) + 1  # events that open a new run after a gap
-    a, b = run_end[nxt - 1], ts[nxt]
-    known = np.where((lt == lt) & (lt <= ts), lt, np.inf)  # NaN / after start: not known
-    sufmin = np.minimum.accumulate(known[::-1])[::-1]
-    lq = sufmin[nxt]
-    before = np.clip(lq - a, 0.0, b - a)  # time before anything was queued
-    closing_known = np.isfinite(known[nxt])
-    host = np.where(closing_known, before, 0.0)
-    unknown = np.where(closing_known, 0.0, before)
-    return a, b, host, unknown, (b - a) - before
+    gap = ts[1:] > run_end[:-1]  # event i + 1 opens a new run after a gap
+    a = run_end[:-1][gap]
+    del run_end
+    b = ts[1:][gap]
+    known = np.where(lt <= ts, lt, np.inf)  # NaN (no call) or after its start: not known
+    closing = np.isfinite(known[1:][gap])
+    np.minimum.accumulate(known[::-1], out=known[::-1])  # suffix minimum: earliest launch from here on
+    before = known[1:][gap]  # the earliest known launch among the events from the gap's end on
+    del known, gap
+    span = b - a
+    before -= a
+    np.clip(before, 0.0, span, out=before)  # time before anything was queued
+    return a, b, span, before, closing
+
+
+def _device(arr, d):
+    """(ts, te, lts) of device ``d``'s events: the arrays themselves when it is the only one."""
+    if len(arr.devices) == 1:
+        return arr.ts, arr.te, arr.lts
+    m = arr.dev == d
+    return arr.ts[m], arr.te[m], arr.lts[m]
 
 
 def host_wait(arr) -> list[tuple[np.ndarray, np.ndarray]]:
     """Host-wait intervals per device: [(starts, ends)], each sorted and disjoint."""
     out = []
     for d in range(len(arr.devices)):
-        m = arr.dev == d
-        a, _, host, _, _ = split_gaps(arr.ts[m], arr.te[m], arr.lts[m])
-        keep = host > 0
-        out.append((a[keep], (a + host)[keep]))
+        a, _, _, before, closing = _gaps(*_device(arr, d))
+        if closing is None:
+            out.append((a, a))
+            continue
+        keep = closing & (before > 0)  # host = before where the closing launch is known
+        a = a[keep]
+        before = before[keep]
+        before += a
+        out.append((a, before))
     return out
 
 
 def _row(device, stream, ts, te, lt, note=""):
-    a, b, host, unk, gpu = split_gaps(ts, te, lt)
-    idle = float((b - a).sum())
-    h, u, w = float(host.sum()), float(unk.sum()), float(gpu.sum())
+    a, b, span, before, closing = _gaps(ts, te, lt)
+    del b
+    idle = float(span.sum())
+    if closing is None:
+        h = u = w = 0.0
+    else:
+        h = float(np.where(closing, before, 0.0).sum())
+        u = float(np.where(closing, 0.0, before).sum())
+        span -= before
+        w = float(span.sum())
     return [device, stream, len(a), idle, h, w, u, 100.0 * h / idle if idle else 0.0, note]
 
 
@@ -71,9 +102,9 @@ def idle_time(arr) -> Sheet:
     """The sheet from :func:`perfreport.tables.gpu_arrays.gpu_arrays` of the tree."""
     rows = []
     for d in sorted(range(len(arr.devices)), key=lambda d: str(arr.devices[d])):
-        m = arr.dev == d
-        rows.append(_row(arr.devices[d], "all", arr.ts[m], arr.te[m], arr.lts[m], "adds to gpu_timeline idle"))
-        codes = sorted({int(c) for c in np.unique(arr.stream[m])}, key=lambda c: str(arr.streams[c][1]))
+        rows.append(_row(arr.devices[d], "all", *_device(arr, d), "adds to gpu_timeline idle"))
+        on = [i for i, (dev, _) in enumerate(arr.streams) if dev == arr.devices[d]]  # its streams (each has events)
+        codes = sorted(on, key=lambda c: str(arr.streams[c][1]))
         if len(codes) > 1:
             for c in codes:
                 k = arr.stream == c

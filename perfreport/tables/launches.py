@@ -25,36 +25,67 @@ from perfreport.tables import columns as C
 from perfreport.tables.sheet import Sheet
 
 
+def launch_calls(arr, inverse: bool = True):
+    """The distinct launch calls, keyed by (start, duration, op code) and in that order:
+    (the call index of each event with a launch call, in event order, when ``inverse``, else
+    None; call start, duration, op code)."""
+    known = arr.lts == arr.lts
+    if not known.any():
+        z = np.zeros(0)
+        return (np.zeros(0, dtype=np.int64) if inverse else None), z, z, np.zeros(0, dtype=np.int32)
+    lts, ldur, op = arr.lts[known], arr.ldur[known], arr.op[known]
+    del known
+    o = np.lexsort((op, ldur, lts))
+    lts, ldur, op = lts[o], ldur[o], op[o]
+    first = np.empty(len(o), dtype=bool)  # the first event of each call, in key order
+    first[0] = True
+    np.not_equal(lts[1:], lts[:-1], out=first[1:])
+    first[1:] |= ldur[1:] != ldur[:-1]
+    first[1:] |= op[1:] != op[:-1]
+    calls = lts[first], ldur[first], op[first].astype(np.int32)
+    del lts, ldur, op
+    inv = None
+    if inverse:
+        call = np.cumsum(first, dtype=np.int32)
+        call -= 1
+        del first
+        inv = np.empty_like(call)
+        inv[o] = call
+    return (inv, *calls)
+
+
 def call_index(arr):
     """Launch calls: (event -> call index or -1, call start, call duration, call op code).
     Events of one call share its start and duration (a graph launch owns many events)."""
-    known = arr.lts == arr.lts
+    inv, cts, cdur, cop = launch_calls(arr)
     idx = np.full(len(arr), -1, dtype=np.int64)
-    if not known.any():
-        z = np.zeros(0)
-        return idx, z, z, np.zeros(0, dtype=np.int32)
-    key = np.stack([arr.lts[known], arr.ldur[known], arr.op[known].astype(np.float64)])
-    uniq, inv = np.unique(key, axis=1, return_inverse=True)
-    idx[known] = inv.reshape(-1)
-    return idx, uniq[0], uniq[1], uniq[2].astype(np.int32)
+    idx[arr.lts == arr.lts] = inv
+    return idx, cts, cdur, cop
 
 
 def launch_stats(arr) -> Sheet:
-    idx, cts, cdur, cop = call_index(arr)
-    has = idx >= 0
-    delay = arr.ts - arr.lts
+    idx, cts, cdur, cop = launch_calls(arr)  # idx: per event with a launch call (ev), its call
+    ev = arr.lts == arr.lts  # the events with a launch call; delay and work indexed like idx
+    n_ev = int(ev.sum())
+    delay = arr.ts[ev]
+    delay -= arr.lts[ev]
     ncalls = len(cts)
-    work = np.bincount(idx[has], weights=(arr.te - arr.ts)[has], minlength=ncalls)
+    dur = arr.te[ev]
+    dur -= arr.ts[ev]
+    work = np.bincount(idx, weights=dur, minlength=ncalls)
+    del dur, idx
     rows = []
     if ncalls:
-        rows.append(_row("(all launches)", np.arange(ncalls), np.flatnonzero(has), cdur, work, delay))
+        rows.append(_row("(all launches)", np.arange(ncalls), slice(None), cdur, work, delay))
         # group calls and events by op code with one sort each (many distinct ops stay linear)
         c_ord = np.argsort(cop, kind="stable")
-        ev = np.flatnonzero(has)
-        e_ord = ev[np.argsort(arr.op[ev], kind="stable")]
+        e_op = arr.op[ev]
+        e_ord = np.argsort(e_op, kind="stable")
+        e_op = e_op[e_ord]
         codes = np.arange(len(arr.op_names))
         c_lo, c_hi = np.searchsorted(cop[c_ord], codes), np.searchsorted(cop[c_ord], codes, side="right")
-        e_lo, e_hi = np.searchsorted(arr.op[e_ord], codes), np.searchsorted(arr.op[e_ord], codes, side="right")
+        e_lo, e_hi = np.searchsorted(e_op, codes), np.searchsorted(e_op, codes, side="right")
+        del e_op
         per = np.bincount(cop, weights=cdur, minlength=len(codes))
         for code in np.argsort(-per, kind="stable"):
             if c_hi[code] > c_lo[code]:
@@ -81,27 +112,30 @@ def launch_stats(arr) -> Sheet:
     ]
     fmt = {c: "0.000" for c in cols if c.endswith("(µs)")}
     notes = [
-        f"{int(has.sum())} of {len(arr)} GPU events have a launch call in the trace; delay = GPU "
+        f"{n_ev} of {len(arr)} GPU events have a launch call in the trace; delay = GPU "
         "start - launch call start; clock skew = a start before its launch (left out of the delay figures)"
     ]
     return Sheet("launch_stats", cols, rows, fmt, notes)
 
 
 def _row(name, calls, events, cdur, work, delay):
+    """One row: ``events`` index ``delay`` (the events with a launch call; a slice for all)."""
     ld = cdur[calls]
     d = delay[events]
     ok = d >= 0
+    n_ev = d.size
     dd = d[ok]
+    del d
     return [
         name,
         int(calls.size),
-        int(events.size),
+        int(n_ev),
         float(ld.sum()),
         float(ld.mean()),
-        float(np.median(dd)) if dd.size else None,
+        float(np.median(dd, overwrite_input=True)) if dd.size else None,  # dd is a copy
         float(dd.max()) if dd.size else None,
         int((work[calls] < ld).sum()),
-        int((~ok).sum()),
+        int(n_ev - ok.sum()),
     ]
 
 
@@ -109,20 +143,27 @@ def queue_depth(launch: np.ndarray, start: np.ndarray) -> tuple[int, float, floa
     """(max, time-weighted mean, share of time empty) of #(launch <= t < start) over
     [min(launch), max(start)]; events with start < launch (clock skew) are left out."""
     ok = start >= launch
-    launch, start = launch[ok], start[ok]
+    if not ok.all():
+        launch, start = launch[ok], start[ok]
+    del ok
     if launch.size == 0:
         return 0, 0.0, 0.0
-    t = np.concatenate([launch, start])
-    step = np.concatenate([np.ones(launch.size), -np.ones(start.size)])
-    o = np.lexsort((step, t))  # at equal times the start (-1) comes before the launch (+1)
-    t, step = t[o], step[o]
-    depth = np.cumsum(step)
+    t = np.concatenate([start, launch])
+    o = np.argsort(t, kind="stable")  # at equal times the starts (-1, first here) before the launches (+1)
+    t = t[o]
+    up = o >= start.size  # a launch
+    del o
+    depth = np.cumsum(up, dtype=np.int32)  # launches so far - starts so far
+    depth -= np.arange(1, depth.size + 1, dtype=np.int32) - depth
+    del up
     span = t[-1] - t[0]
     if span <= 0:
         return int(depth.max()), 0.0, 0.0
     dt = np.diff(t)
-    mean = float((depth[:-1] * dt).sum() / span)
-    empty = float(dt[depth[:-1] <= 0].sum() / span)
+    del t
+    d0 = depth[:-1]
+    mean = float((d0 * dt).sum() / span)
+    empty = float(dt[d0 <= 0].sum() / span)
     return int(depth.max()), mean, 100.0 * empty
 
 
@@ -130,12 +171,17 @@ def launch_queue(arr) -> Sheet:
     rows = []
     known = arr.lts == arr.lts
     for c in sorted(range(len(arr.streams)), key=lambda c: (str(arr.streams[c][0]), str(arr.streams[c][1]))):
-        m = known & (arr.stream == c)
-        if not m.any():
+        m = known & (arr.stream == c) if len(arr.streams) > 1 else known
+        n = int(m.sum())
+        if not n:
             continue
-        mx, mean, empty = queue_depth(arr.lts[m], arr.ts[m])
+        m &= arr.ts >= arr.lts  # queue_depth leaves out clock skew anyway (m is not reused)
+        if m.all():  # one stream, no skew: the arrays themselves, no copies
+            mx, mean, empty = queue_depth(arr.lts, arr.ts)
+        else:
+            mx, mean, empty = queue_depth(arr.lts[m], arr.ts[m])
         dev, st = arr.streams[c]
-        rows.append([dev, st, int(m.sum()), mx, mean, empty])
+        rows.append([dev, st, n, mx, mean, empty])
     cols = [C.DEVICE, C.STREAM, C.LAUNCHES, C.QUEUED_MAX, C.QUEUED_MEAN, C.NOTHING_QUEUED_PCT]
     return Sheet(
         "launch_queue",
@@ -146,4 +192,4 @@ def launch_queue(arr) -> Sheet:
     )
 
 
-__all__ = ["launch_stats", "launch_queue", "queue_depth", "call_index"]
+__all__ = ["launch_stats", "launch_queue", "queue_depth", "call_index", "launch_calls"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from perfreport.tables.idle import host_wait
-from perfreport.tables.launches import call_index
+from perfreport.tables.launches import launch_calls
 from perfreport.tables import columns as C
 from perfreport.tables.sheet import Sheet
 from perfreport.tables.timeline import union_length
@@ -50,40 +50,53 @@ def event_steps(arr, steps) -> np.ndarray:
         return np.full(len(arr), -1, dtype=np.int64)
     starts = np.array([s.ts for s in steps])
     ends = np.array([s.end for s in steps])
-    when = np.where(arr.lts == arr.lts, arr.lts, arr.owner_ts)  # launch call, else launching op
-    si = np.searchsorted(starts, when, side="right") - 1
-    ok = (when == when) & (si >= 0)
-    ok[ok] &= when[ok] < ends[si[ok]]
-    return np.where(ok, si, -1)
+    when = arr.lts.copy()  # launch call, else launching op (NaN: neither)
+    no_call = np.isnan(when)
+    when[no_call] = arr.owner_ts[no_call]
+    del no_call
+    si = np.searchsorted(starts, when, side="right")
+    ok = si > 0  # a step starts at or before it
+    si -= 1
+    np.maximum(si, 0, out=si)
+    ok &= when < ends[si]  # ... and ends after it (False for NaN)
+    del when
+    si[~ok] = -1
+    return si
 
 
 def step_rows(tree, arr, steps=None) -> list[dict]:
     steps = find_steps(tree) if steps is None else steps
     if not steps:
         return []
-    waits = host_wait(arr)  # per device; a step's host wait adds its devices'
+    ns = len(steps)
     starts = np.array([s.ts for s in steps])
     ends = np.array([s.end for s in steps])
     si = event_steps(arr, steps)
-    idx, cts, cdur, _ = call_index(arr)
-    ci = np.searchsorted(starts, cts, side="right") - 1
-    cok = ci >= 0
-    cok[cok] &= cts[cok] < ends[ci[cok]]
-    ncall = np.bincount(ci[cok], minlength=len(steps))
-    lsum = np.bincount(ci[cok], weights=cdur[cok], minlength=len(steps))
-    ev = np.flatnonzero(si >= 0)
-    ev = ev[np.argsort(si[ev], kind="stable")]  # by step, then by start (arr is in ts order)
-    lo = np.searchsorted(si[ev], np.arange(len(steps)))
-    hi = np.searchsorted(si[ev], np.arange(len(steps)), side="right")
-    g0 = np.zeros(len(steps))
-    g1 = np.zeros(len(steps))
-    busy = np.zeros(len(steps))
-    for i in range(len(steps)):
+    ev = np.argsort(si, kind="stable")  # by step, then by start (arr is in ts order); -1 first
+    count = np.bincount(si[si >= 0], minlength=ns)
+    ev = ev[len(si) - int(count.sum()) :]
+    del si
+    hi = np.cumsum(count)
+    lo = hi - count
+    del count
+    g0 = np.zeros(ns)
+    g1 = np.zeros(ns)
+    busy = np.zeros(ns)
+    for i in range(ns):
         e = ev[lo[i] : hi[i]]
         if e.size:
             g0[i], g1[i] = arr.ts[e[0]], arr.te[e].max()
             busy[i] = union_length(arr.ts[e], arr.te[e])
-    host = np.where(hi > lo, sum((_covered(a, b, g0, g1) for a, b in waits), np.zeros(len(steps))), 0.0)
+    del ev
+    _, cts, cdur, _ = launch_calls(arr, inverse=False)
+    ci = np.searchsorted(starts, cts, side="right") - 1
+    cok = ci >= 0
+    cok[cok] &= cts[cok] < ends[ci[cok]]
+    ncall = np.bincount(ci[cok], minlength=ns)
+    lsum = np.bincount(ci[cok], weights=cdur[cok], minlength=ns)
+    del ci, cok, cts, cdur
+    waits = host_wait(arr)  # per device; a step's host wait adds its devices'
+    host = np.where(hi > lo, sum((_covered(a, b, g0, g1) for a, b in waits), np.zeros(ns)), 0.0)
     out = []
     for i, s in enumerate(steps):
         n_ev = int(hi[i] - lo[i])

@@ -9,7 +9,7 @@ import pytest
 from perfreport.pipeline import load_tree
 from perfreport.tables import columns as C
 from perfreport.tables.gpu_arrays import gpu_arrays
-from perfreport.tables.launches import launch_queue, launch_stats, queue_depth
+from perfreport.tables.launches import call_index, launch_calls, launch_queue, launch_stats, queue_depth
 from tests.kit import X, write_trace
 
 
@@ -62,3 +62,20 @@ def test_launch_queue_per_stream(tmp_path):
     rows = launch_queue(_arr(tmp_path)).records()
     assert [(r[C.DEVICE], r[C.STREAM], r[C.LAUNCHES]) for r in rows] == [(0, 7, 3)]
     assert rows[0][C.QUEUED_MAX] == 2
+
+
+def test_launch_calls_one_per_call_in_key_order(tmp_path):
+    # three calls by (start, duration, op): 10/6 and 20/6 of aten::add, 210/2 of aten::mm
+    a = _arr(tmp_path)
+    inv, cts, cdur, cop = launch_calls(a)
+    assert cts.tolist() == [10.0, 20.0, 210.0] and cdur.tolist() == [6.0, 6.0, 2.0]
+    assert [a.op_names[c] for c in cop] == ["aten::add", "aten::add", "aten::mm"]
+    assert inv.tolist() == [0, 1, 2]  # per event with a call, in event (GPU start) order
+    assert launch_calls(a, inverse=False)[0] is None
+    idx = call_index(a)[0]
+    assert idx.tolist() == [0, 1, 2] and idx.dtype == np.int64
+
+
+def test_queue_depth_ties_start_before_launch():
+    # the second event is launched at 1.0, when the first starts: depth never exceeds 1
+    assert queue_depth(np.array([0.0, 1.0]), np.array([1.0, 2.0])) == (1, 1.0, 0.0)
