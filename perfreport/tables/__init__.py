@@ -45,10 +45,13 @@ def build_tables(
     sheet assumes a row could reach; ``steps_note``: what ``--steps`` kept (for the steps sheet);
     ``keep``: a dict that receives ``"timeline"``, the HTML page's time-axis data
     (:func:`perfreport.tables.lanes.timeline_lanes`), when given."""
-    times = OpTimes(tree)
     sheets: list[Sheet] = []
     tl = gpu_timeline(tree, include_unlinked=include_unlinked)
     sheets.append(tl)
+    # the between-the-kernels sheets first (their GPU arrays are freed before the other tables
+    # are built: a lower peak); fix_first, which reads the perf sheets, last
+    between = _between_kernels(tree, include_unlinked, steps_note, keep)
+    times = OpTimes(tree)
     total = 1000.0 * sum(r[2] for r in tl.rows if r[1] == "total")
     summ = ops_summary(tree, times)
     sheets.append(ops_summary_by_category(summ, tree))
@@ -63,27 +66,29 @@ def build_tables(
 
         perf_s, coverage = perf_tables(tree, spec)
         sheets.extend(perf_s)
-    sheets.extend(_between_kernels(tree, sheets, include_unlinked, target_roofline, steps_note, keep))
+    if between:
+        by = {s.name: s for s in sheets}
+        idle = between[1]
+        first = fix_first(by["gpu_timeline"], by.get("unified_perf_summary"), idle, target_roofline)
+        sheets.extend([first, *between])
     check_conservation(sheets, tree)  # every GPU event counted once, or InternalError
     if coverage is not None and tree.gpu:
         check_total("coverage split", coverage.parts_us, gpu_time(tree))
     return sheets, coverage
 
 
-def _between_kernels(tree, sheets, include_unlinked, target_roofline, steps_note, keep=None) -> list[Sheet]:
-    """What happens between the kernels: what to fix first, steps, idle split, launches (and,
-    into ``keep``, the time-axis timeline's data)."""
+def _between_kernels(tree, include_unlinked, steps_note, keep=None) -> list[Sheet]:
+    """What happens between the kernels: steps, idle split, launches (and, into ``keep``, the
+    time-axis timeline's data); ``fix_first`` is made from these and the perf sheets."""
     if not tree.gpu:
         return []
-    by = {s.name: s for s in sheets}
     arr = gpu_arrays(tree, include_unlinked=include_unlinked)
     idle = idle_time(arr)
-    first = fix_first(by["gpu_timeline"], by.get("unified_perf_summary"), idle, target_roofline)
     found = find_steps(tree)
     steps = steps_sheet(tree, arr, found, note=steps_note)
     if keep is not None:
         keep["timeline"] = timeline_lanes(tree, arr, found, steps.records(), include_unlinked)
-    return [first, steps, idle, launch_stats(arr), launch_queue(arr)]
+    return [steps, idle, launch_stats(arr), launch_queue(arr)]
 
 
 __all__ = ["build_sheets", "build_tables", "Sheet", "OpTimes"]
