@@ -12,7 +12,9 @@ processes, the CPU seconds (user + system; median and best of ``--repeat`` runs,
 * ``python -m perfreport analyze T -o T.xlsx -q`` (the whole run, workbook included),
 
 with this checkout on PYTHONPATH and, with ``--tree DIR``, the same for another checkout (say a
-``git worktree`` of the previous release) in the same run. Bytecode is compiled first and may be
+``git worktree`` of the previous release) in the same run. A second table: starts that read no
+trace (``perfreport --help``, ``perfreport archs``, ``analyze`` of a missing and of an empty file:
+what most of the test suite's ~140 CLI subprocesses cost). Bytecode is compiled first and may be
 written (PYTHONDONTWRITEBYTECODE is unset for the children), as after a pip install. The issue-21
 target: the whole run at most 0.5 s of CPU beyond interpreter start.
 """
@@ -83,11 +85,18 @@ def main() -> None:
             subprocess.run(
                 [py, "-m", "compileall", "-q", str(tree / "perfreport")], check=True, stdout=subprocess.DEVNULL
             )
-        got: dict = {(name, k): [] for name, _ in trees for k in cmds}
+        (Path(d) / "empty.json").write_bytes(b"")
+        starts = {
+            "perfreport --help": [py, "-m", "perfreport", "--help"],
+            "perfreport archs": [py, "-m", "perfreport", "archs"],
+            "analyze /nonexistent.json": [py, "-m", "perfreport", "analyze", "/nonexistent.json"],
+            "analyze empty.json": [py, "-m", "perfreport", "analyze", str(Path(d) / "empty.json")],
+        }
+        got: dict = {(name, k): [] for name, _ in trees for k in [*cmds, *starts]}
         rcs = {}
         for _ in range(a.repeat):  # the checkouts in turn, so a change of load falls on both
             for name, tree in trees:
-                for k, cmd in cmds.items():
+                for k, cmd in {**cmds, **starts}.items():
                     rc, c = cpu_once(cmd, tree, d)
                     got[(name, k)].append(c)
                     rcs[name] = rc if k == "run" else rcs.get(name, 0)
@@ -99,6 +108,11 @@ def main() -> None:
                 f"{med['run'] - med['start']:.3f} | {best['run'] - best['start']:.3f} |",
                 flush=True,
             )
+        print()
+        print("| start that reads no trace (CPU s, median) | " + " | ".join(name for name, _ in trees) + " |")
+        print("|---|" + "---|" * len(trees))
+        for k in starts:
+            print(f"| `{k}` | " + " | ".join(f"{statistics.median(got[(name, k)]):.3f}" for name, _ in trees) + " |")
         print(f"(medians and bests of {a.repeat} runs each, in turn; load average {os.getloadavg()[0]:.1f} at the end)")
 
 

@@ -10,6 +10,11 @@ Per test (setup, call and teardown together): CPU of the pytest process (``RUSAG
 the child processes it waited for (``RUSAGE_CHILDREN``: CLI subprocesses, capture scripts, a
 local Ray instance), and the wall time. Each pytest-xdist worker writes one JSON file, with its
 collection CPU too. Wall times on a shared machine grow with its load; CPU seconds barely do.
+
+CPU per CLI start (``benchmarks/bench_small.py``'s second table): ``perfreport analyze
+/nonexistent.json`` 0.65-0.70 CPU s before typer's pydantic coercion and the eager pipeline
+imports were taken out of the start, 0.19-0.21 after (docs/benchmarks.md, "Fixed cost of a
+small trace").
 """
 
 from __future__ import annotations

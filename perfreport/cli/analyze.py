@@ -9,10 +9,8 @@ from typing import List, Optional
 import typer
 
 from perfreport.cli import help as H
-from perfreport.cli.outputs import EXIT_BAD, EXIT_FAIL, EXIT_OK, EXIT_PARTIAL, err_line as _err
+from perfreport.cli.outputs import EXIT_BAD, EXIT_FAIL, EXIT_OK, EXIT_PARTIAL, LazyConsole, err_line as _err
 from perfreport.errors import BadInput, InternalError
-from perfreport.report import command_line
-from perfreport.writers.targets import default_output
 
 
 def analyze(
@@ -133,8 +131,6 @@ def analyze(
 ):
     """Analyze a trace: GPU timeline, op and kernel summaries, rooflines -> Excel/CSV/stdout.
     Several traces (one per rank): a merged report with ops, GPU timeline and collectives by rank."""
-    from rich.console import Console
-
     from perfreport.cli.numbers import check_analyze_numbers
     from perfreport.cli.outputs import one_trace_flags, output_plan
     from perfreport.multi.inputs import is_multi
@@ -196,28 +192,32 @@ def analyze(
         _err(f"--basis must be peak or achievable, not {basis!r}")
         raise typer.Exit(EXIT_BAD)
     # output targets (and that none is an input) are checked before any work
+    from perfreport.writers.targets import default_output, input_files
+
     xlsx = output if output is not None else (None if to_stdout else default_output(trace))
     if with_html and xlsx is None and html is None:
         _err("--with-html needs a workbook (-o FILE, or no --sheet); use --html FILE")
         raise typer.Exit(EXIT_BAD)
     html_path = html if html is not None else (xlsx.with_suffix(".html") if with_html else None)
+    show_progress = not quiet and sys.stderr.isatty()
     try:
-        from perfreport.writers.targets import input_files
-
         inputs = input_files(trace, graph_capture, arch, models, model_config)
         output_plan(inputs, xlsx, output is not None, html_path, html is not None, csv_dir).check()
+        # a missing or empty trace is refused before the pipeline is imported (~0.25 CPU s), unless
+        # the pipeline's own checks of --models files and --target-roofline come first
+        size = _size(trace) if (not models and 0 < target_roofline <= 100) or show_progress else None
     except BadInput as exc:
         _err(str(exc))
         raise typer.Exit(EXIT_BAD)
-    err_console = Console(stderr=True)
-    out_console = Console() if sys.stdout.isatty() else Console(width=180)
+    err_console = LazyConsole(stderr=True)  # rich is imported when something is printed
+    out_console = LazyConsole() if sys.stdout.isatty() else LazyConsole(width=180)
     decorate = (summary if summary is not None else (not quiet and sys.stdout.isatty())) and not to_stdout
-    show_progress = not quiet and sys.stderr.isatty()
     from perfreport.cli.outputs import print_lines, write_outputs
     from perfreport.cli.progress import StageProgress
+    from perfreport.report import command_line
 
     try:
-        prog = StageProgress(err_console, _size(trace) if show_progress else None, enabled=show_progress)
+        prog = StageProgress(err_console, size if show_progress else None, enabled=show_progress)
         with prog:
             report = _analyze(
                 trace,
@@ -269,12 +269,12 @@ def analyze(
     if decorate:
         from perfreport.writers.console import print_summary
 
-        print_summary(report, out_console, top=top if top is not None else 15)
+        print_summary(report, out_console.rich(), top=top if top is not None else 15)
     # -- self-audit: --audit section, --min-coverage gate -------------------------
     if audit:
         from perfreport.writers.audit import print_audit
 
-        print_audit(report, out_console)
+        print_audit(report, out_console.rich())
     print_lines(err_console, wrote)  # after the summary, so the paths are the last lines seen
     if min_coverage is not None and report.coverage is not None and report.coverage.modelled_pct < min_coverage:
         _err(

@@ -19,6 +19,7 @@ from perfreport.cli.outputs import EXIT_BAD, err_line as _err
 from perfreport.errors import BadInput, Interrupted, exit_on_signals
 
 app = typer.Typer(
+    cls=H.Group,  # option values without pydantic (cli/coerce.py)
     add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     no_args_is_help=True,
     rich_markup_mode=None,

@@ -11,7 +11,6 @@ import typer
 from perfreport.cli.outputs import EXIT_BAD, EXIT_FAIL, EXIT_OK, err_line as _err
 from perfreport.cli import help as H
 from perfreport.errors import BadInput
-from perfreport.report import command_line
 
 
 def diff(
@@ -61,6 +60,7 @@ def diff(
 
     try:
         from perfreport.cli.numbers import MAX_TOP, number
+        from perfreport.report import command_line
         from perfreport.writers.plan import OutputPlan
         from perfreport.writers.targets import input_files
 

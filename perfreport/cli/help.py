@@ -22,6 +22,8 @@ import sys
 import typer
 import typer.core
 
+from perfreport.cli.coerce import light
+
 _SAYS_DEFAULT = re.compile(r"\[[^\]]*:[^\]]*\]\s*$")
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 FORMATS = ("csv", "tsv", "json", "table")
@@ -128,9 +130,23 @@ def _metavar_of(name: str, annotation) -> str | None:
     return {Path: "PATH", int: "N", float: "NUM", str: "TEXT"}.get(t)
 
 
+class Group(typer.core.TyperGroup):
+    """The app: its options' values coerced without pydantic (:func:`~perfreport.cli.coerce.light`;
+    at parse time: typer adds the completion and help options after making the group)."""
+
+    def parse_args(self, ctx, args):
+        light(self.get_params(ctx))
+        return super().parse_args(ctx, args)
+
+
 class Command(typer.core.TyperCommand):
     """Plain-text help with the options in sections (their ``rich_help_panel``, in the order
-    first seen) and arguments shown by their metavar alone (no ``<list[str]>``)."""
+    first seen) and arguments shown by their metavar alone (no ``<list[str]>``); option values
+    coerced without pydantic (:func:`~perfreport.cli.coerce.light`)."""
+
+    def parse_args(self, ctx, args):
+        light(self.get_params(ctx))
+        return super().parse_args(ctx, args)
 
     def format_options(self, ctx, formatter) -> None:
         args, panels = [], {}
@@ -253,6 +269,7 @@ __all__ = [
     "CONTEXT",
     "COMPLETIONS",
     "Command",
+    "Group",
     "METAVARS",
     "PANELS",
     "add_metavars_and_panels",

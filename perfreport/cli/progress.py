@@ -24,7 +24,7 @@ class StageProgress:
             BarColumn(),
             DownloadColumn(),
             TimeElapsedColumn(),
-            console=console,
+            console=console.rich() if hasattr(console, "rich") else console,  # a cli.outputs.LazyConsole
             transient=True,
             redirect_stdout=False,  # stdout may carry a sheet: never through the progress console
         )

@@ -13,11 +13,14 @@ from collections import Counter
 from pathlib import Path
 
 from perfreport.errors import BadInput
-from perfreport.multi.checks import checked_rank, mixed_gpus
-from perfreport.multi.engines import ENGINES, cores, run_all
-from perfreport.multi.inputs import assign_ranks, expand_inputs, rank_from_name
-from perfreport.multi.worker import per_rank_name
-from perfreport.report import provenance, provenance_lines
+
+# name -> module: imported on first use, so that the command line's check of its inputs
+# (perfreport.multi.inputs) does not import the pipeline and the engines
+_LAZY = {
+    "ENGINES": "perfreport.multi.engines",
+    "cores": "perfreport.multi.engines",
+    "expand_inputs": "perfreport.multi.inputs",
+}
 
 
 def analyze_ranks(
@@ -45,9 +48,14 @@ def analyze_ranks(
 
 
 def _analyze_ranks(inputs, jobs, engine, ray_address, per_rank_dir, keep_going, quiet, analyze_kw):
+    from perfreport.multi.checks import checked_rank, mixed_gpus
     from perfreport.multi.coverage import RankCoverage
+    from perfreport.multi.engines import run_all
+    from perfreport.multi.inputs import assign_ranks, expand_inputs, rank_from_name
     from perfreport.multi.merge import merged_sheets
     from perfreport.multi.report import MultiReport
+    from perfreport.multi.worker import per_rank_name
+    from perfreport.report import provenance, provenance_lines
 
     single = isinstance(inputs, (str, os.PathLike))
     paths = expand_inputs([str(inputs)] if single else [str(x) for x in inputs])
@@ -148,6 +156,14 @@ def _link(spec):
         f"{ic.get('link', 'GPU link')} {bw:g} GB/s per direction ({spec.sources.get('interconnect', 'spec file')})",
         spec.key,
     )
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'perfreport.multi' has no attribute {name!r}")
 
 
 __all__ = ["analyze_ranks", "expand_inputs", "ENGINES", "cores"]

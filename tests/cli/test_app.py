@@ -56,3 +56,61 @@ def test_main_on_a_signal_says_no_partial_output_was_left(monkeypatch, capsys):
         A.main()
     assert e.value.code == 128 + signal.SIGTERM
     assert "interrupted (SIGTERM); no partial output was left" in capsys.readouterr().err
+
+
+# run the command line in a fresh interpreter, then list on stderr the modules it imported
+_MODULES_AFTER = """
+import sys
+sys.argv = ["perfreport", *sys.argv[1:]]
+from perfreport.cli.app import main
+try:
+    main()
+except SystemExit as e:
+    sys.stderr.write(f"exit {e.code}\\n")
+sys.stderr.write("modules " + " ".join(sorted(sys.modules)) + "\\n")
+"""
+# what a run that reads no trace has no use for: pydantic (typer's coercion, cli/coerce.py
+# takes the plain values), numpy and the pipeline (~0.25 CPU s), rich when nothing is printed
+_PIPELINE = {"numpy", "perfreport.pipeline", "perfreport.tables", "perfreport.tree", "perfreport.passes"}
+
+
+def _modules_after(*args, tmp_path) -> tuple[str, set[str]]:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run(
+        [sys.executable, "-c", _MODULES_AFTER, *args], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    lines = r.stderr.splitlines()
+    assert lines[-1].startswith("modules "), r.stderr
+    return "\n".join(lines[:-1]), set(lines[-1].split()[1:])
+
+
+@pytest.mark.parametrize(
+    ("args", "also_not", "says"),
+    [
+        (["--help"], {"pydantic", "rich"}, "exit 0"),
+        (["analyze", "--help"], {"pydantic", "rich"}, "exit 0"),
+        (["analyze", "/nonexistent.json"], {"pydantic", "rich"}, "perfreport: /nonexistent.json: no such file"),
+        (["analyze", "empty.json", "-q"], {"pydantic", "rich"}, "perfreport: empty.json: file is empty"),
+        # a value typer's pydantic coercion refuses, with its message
+        (["analyze", "/nonexistent.json", "--jobs", "x"], {"rich"}, "Invalid value for '--jobs' / '-j'"),
+    ],
+)
+def test_a_start_that_reads_no_trace_imports_no_pipeline(tmp_path, args, also_not, says):
+    (tmp_path / "empty.json").write_bytes(b"")
+    err, mods = _modules_after(*args, tmp_path=tmp_path)
+    assert not mods & (_PIPELINE | also_not), sorted(mods & (_PIPELINE | also_not))
+    assert says in err and ("exit 0" if args[-1] == "--help" else "exit 2") in err, err
+
+
+def test_a_start_that_reads_a_trace_imports_the_pipeline(tmp_path):
+    """The check above can fail: a run that reads a trace does import what it lists."""
+    from tests.conftest import FIX
+
+    err, mods = _modules_after("analyze", str(FIX / "cpu_block.json.gz"), "-q", "-o", "t.xlsx", tmp_path=tmp_path)
+    assert _PIPELINE <= mods and "pydantic" not in mods and "rich" not in mods, err
