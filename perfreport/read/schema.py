@@ -9,9 +9,12 @@ integer code in the ``cat`` column.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
 
-from perfreport.events import CPU_OP, DRIVER, KERNEL, MEMCPY, MEMSET, PYTHON, RUNTIME, USER_ANNOTATION
+from perfreport.events import CPU_OP, DRIVER, KERNEL, MEMCPY, MEMSET, NONE, PYTHON, RUNTIME, USER_ANNOTATION
+from perfreport.read.columns import INT64_HI, INT64_LO
 
 Id = int | str
 
@@ -79,7 +82,43 @@ class OpArgs(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     fwd: _R = msgspec.field(default=_R(), name="Fwd thread id")
 
 
+# The inline loop of Collector.add decodes with these: ids typed as the int64 a column holds
+# as is, absent ids as its NONE sentinel. Anything else (null, a string, a float, an id beyond
+# int64 or one of the two sentinels) fails to decode and the event takes the exact path
+# (perfreport/read/exact.py), which decodes it with the structs above.
+_Col = Annotated[int, msgspec.Meta(ge=INT64_LO, le=INT64_HI)]
+
+
+class FastGpuArgs(msgspec.Struct, gc=False):
+    correlation: _Col = NONE
+    stream: Id | None = None
+    device: int | None = None
+    ext: _Col = msgspec.field(default=NONE, name="External id")
+    ext_old: _Col = msgspec.field(default=NONE, name="external id")
+    nbytes: _Col = msgspec.field(default=NONE, name="bytes")
+    coll: msgspec.Raw = msgspec.field(default=msgspec.Raw(), name="Collective name")
+
+
+class FastRtArgs(msgspec.Struct, gc=False):
+    correlation: _Col = NONE
+    ext: _Col = msgspec.field(default=NONE, name="External id")
+    ext_old: _Col = msgspec.field(default=NONE, name="external id")
+
+
+class FastRtArgsKernel(FastRtArgs, gc=False):
+    kernel: str | None = None
+
+
+class FastOpArgs(OpArgs, forbid_unknown_fields=True, gc=False):
+    ext: _Col = msgspec.field(default=NONE, name="External id")
+    seq: _Col = msgspec.field(default=NONE, name="Sequence number")
+
+
 EVENT_DECODER = msgspec.json.Decoder(list[Ev])
+fast_gpu_args = msgspec.json.Decoder(FastGpuArgs).decode
+fast_rt_args = msgspec.json.Decoder(FastRtArgs).decode
+fast_rt_args_kernel = msgspec.json.Decoder(FastRtArgsKernel).decode
+fast_op_args = msgspec.json.Decoder(FastOpArgs).decode
 decode_gpu_args = msgspec.json.Decoder(GpuArgs).decode
 decode_rt_args = msgspec.json.Decoder(RtArgs).decode
 decode_rt_args_kernel = msgspec.json.Decoder(RtArgsKernel).decode

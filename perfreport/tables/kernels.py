@@ -32,6 +32,23 @@ def parent_op(g):
     return op.name, category(op)
 
 
+def _parents():
+    """``parent_op`` with what depends on the op alone read once per op (its name and its
+    category: a registry lookup), for the loops over every GPU event."""
+    by_op: dict = {}
+
+    def parent(g):
+        op = g.op
+        if op is None or (op.cat != CPU_OP and op.cat not in LAUNCH):
+            return parent_op(g)  # unlinked, a launch outside any op, an annotation's kernel
+        got = by_op.get(id(op))
+        if got is None:
+            got = by_op[id(op)] = (op.name, category(op))
+        return got
+
+    return parent
+
+
 def kernel_summary(tree, total_time_us: float) -> Sheet:
     """Per (parent op, kernel name, stream): duration statistics and shares.
 
@@ -41,8 +58,9 @@ def kernel_summary(tree, total_time_us: float) -> Sheet:
     """
     groups: dict = defaultdict(_durations)
     cats, excl = {}, {}
+    parent = _parents()
     for g in tree.gpu:
-        pname, pcat = parent_op(g)
+        pname, pcat = parent(g)
         key = (pname, g.name, g.stream)
         groups[key].append(g.dur)
         excl[key] = excl.get(key, 0.0) + g.stream_time
@@ -95,14 +113,16 @@ def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0) -> She
     """Kernels shorter than ``threshold_us``, grouped by parent op, its inputs and kernel name."""
     groups: dict = defaultdict(_durations)
     info = {}
+    parent = _parents()
     for g in tree.gpu:
-        if g.dur >= threshold_us:
+        d = g.dur
+        if d >= threshold_us:
             continue
         op = g.op
-        pname = parent_op(g)[0]
+        pname = parent(g)[0]
         a = op.args if op is not None else {}
         key = (pname, id(a), g.name)
-        groups[key].append(g.dur)
+        groups[key].append(d)
         info[key] = a
     rows = []
     for (pname, _, kname), durs in groups.items():

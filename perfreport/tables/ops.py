@@ -217,9 +217,10 @@ def ops_unique_args(tree, times: OpTimes) -> Sheet:
     for (name, _), ops in groups.items():
         o0 = ops[0]
         a = o0.args
-        d = np.array([times.direct[o.uid] for o in ops])
-        s = np.array([times.subtree[o.uid] for o in ops])
-        cpu = np.array([o.dur for o in ops])
+        uid = np.fromiter((o.uid for o in ops), dtype=np.intp, count=len(ops))
+        d = times.direct[uid]
+        s = times.subtree[uid]
+        cpu = np.fromiter((o.dur for o in ops), dtype=np.float64, count=len(ops))
         rows.append(
             {
                 C.NAME: name,

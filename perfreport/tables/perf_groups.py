@@ -3,15 +3,16 @@ arguments, and a bimodal group split by its kernels or layer parity (see :mod:`.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 
 from perfreport.errors import ModelError
 from perfreport.events import CPU_OP, DRIVER, MEMCPY, MEMSET, RUNTIME
 from perfreport.models.base import bounds
-from perfreport.models.registry import model_for_op
+from perfreport.models.registry import model_for, model_for_op
 from perfreport.tables import flags as fl
 from perfreport.tables.coverage import split_graph_kernels
-from perfreport.tables.op_times import kernel_time
 from perfreport.tables.ops import KernelAcc, annotation_units, category
 from perfreport.tables.timeline import is_comm
 
@@ -107,17 +108,27 @@ def _meta_key(op) -> str:
 
 def collect_units(tree):
     """Yield (op_or_None, name, kernels, model_cls_or_None) covering every GPU event once."""
+    models: dict = {}  # op name -> model_for(name), for ops without perf_meta (the registry is fixed here)
     for root in tree.roots:
         stack = [root]
         while stack:
             o = stack.pop()
-            if o.cat in LAUNCH:
+            cat = o.cat
+            if cat in LAUNCH:
                 if o.parent is None and o.kernels:
                     yield o, o.name, o.kernels, None
                 if o.children:  # ops nested in a launch call (rare) own theirs
                     stack.extend(reversed(o.children))
                 continue
-            cls = model_for_op(o.name, o.perf_meta) if o.cat == CPU_OP else None
+            cls = None
+            if cat == CPU_OP:
+                meta = o.perf_meta
+                if meta:
+                    cls = model_for_op(o.name, meta)
+                else:
+                    cls = models.get(o.name, models)
+                    if cls is models:
+                        cls = models[o.name] = model_for(o.name)
             if cls is not None:
                 ks = o.subtree_kernels()
                 if ks or not tree.gpu:
@@ -125,7 +136,7 @@ def collect_units(tree):
                 continue
             if o.kernels:
                 own, graphs = split_graph_kernels(o.kernels)  # a graph's kernels: its own row
-                if own and o.cat == CPU_OP:
+                if own and cat == CPU_OP:
                     yield o, o.name, own, None
                 elif own:  # annotation: one unit per kind of kernel (comm, compiled ...)
                     for name, _, ks in annotation_units(o, own):
@@ -139,21 +150,45 @@ def collect_units(tree):
             yield None, f"(unlinked) {g.name}", [g], None
 
 
+_PLAIN, _COPY, _HOST, _COMM = range(4)
+
+
+def _event(g, overlapped: dict) -> tuple:
+    """What the grouping reads of one GPU event, read once: (stream time, kind, µs charged
+    while other streams ran, launched by a graph launch, (name, stream), dur, bytes)."""
+    d = g.stream_time  # same-stream overlap counted once
+    if g.cat == MEMCPY or g.cat == MEMSET:
+        kind = _HOST if fl.is_host_copy(g) else _COPY
+    else:
+        kind = _COMM if is_comm(g) else _PLAIN
+    o = overlapped.get(g.uid)
+    ovl = 0.0 if o is None else min(o, d)  # its stream time caps what it is charged
+    return d, kind, ovl, "GraphLaunch" in (g.launch_name or ""), (g.name, g.stream), g.dur, g.nbytes
+
+
 def group_units(tree) -> dict:
-    """{group key: _Group} of every unit of :func:`collect_units`."""
+    """{group key: _Group} of every unit of :func:`collect_units`.
+
+    Each GPU event's fields are read once (:func:`_event`, by identity); a unit's time, its
+    part's copy / communication / graph time and kernel list are then sums over its kernels in
+    their order (the same additions as summing each field per unit, so the same figures)."""
     has_gpu = bool(tree.gpu)
     overlapped = fl.cross_stream_overlap_us(tree.gpu) if has_gpu else {}
+    events: dict = {}
     cache: dict = {}
     groups: dict = {}
     sig_ids: dict = {}
+    names = attrgetter("name")
     for op, name, ks, cls in collect_units(tree):
         ev = None
         if cls is not None:
             k = (name, id(op.args), _meta_key(op))
-            ev = cache.get(k)
-            if ev is None:
-                ev = cache[k] = Eval(cls, op)
-            gkey = (name, id(op.args), repr(ev.params), ev.reason)
+            got = cache.get(k)
+            if got is None:
+                e = Eval(cls, op)
+                got = cache[k] = (e, repr(e.params))
+            ev = got[0]
+            gkey = (name, id(op.args), got[1], ev.reason)
         else:
             gkey = (
                 name,
@@ -164,29 +199,39 @@ def group_units(tree) -> dict:
         grp = groups.get(gkey)
         if grp is None:
             grp = groups[gkey] = _Group(op, ev)
-        sig = sig_ids.setdefault(tuple(g.name for g in ks), len(sig_ids))
+        sig = sig_ids.setdefault(tuple(map(names, ks)), len(sig_ids))
         pkey = (sig, len(grp.times) % 2)
         part = grp.parts.get(pkey)
         if part is None:
             part = grp.parts[pkey] = _Part(op)
-        grp.times.append(kernel_time(ks) if has_gpu else op.dur)
-        grp.sigs.append(sig)
-        part.kacc.add(ks)
+        acc = part.kacc.acc
+        t = 0
         ovl = 0.0
         for g in ks:
-            d = g.stream_time  # same-stream overlap counted once
-            if g.cat == MEMCPY or g.cat == MEMSET:
-                part.mcpy += d
-                if fl.is_host_copy(g):
-                    part.host += d
-                    nb = g.nbytes
-                    part.host_bytes = None if nb is None or part.host_bytes is None else part.host_bytes + nb
-            elif is_comm(g):
-                part.comm += d
-            if g.uid in overlapped:
-                ovl += min(overlapped[g.uid], d)  # its stream time caps what it is charged
-            if cls is None and "GraphLaunch" in (g.launch_name or ""):
+            e = events.get(id(g))
+            if e is None:
+                e = events[id(g)] = _event(g, overlapped)
+            d, kind, ov, graph, nsk, dur, nb = e
+            t += d
+            a = acc.get(nsk)  # KernelAcc.add
+            if a is None:
+                acc[nsk] = [1, dur]
+            else:
+                a[0] += 1
+                a[1] += dur
+            if kind:
+                if kind == _COMM:
+                    part.comm += d
+                else:
+                    part.mcpy += d
+                    if kind == _HOST:
+                        part.host += d
+                        part.host_bytes = None if nb is None or part.host_bytes is None else part.host_bytes + nb
+            ovl += ov
+            if graph and cls is None:
                 part.graph += d
+        grp.times.append((t if ks else 0.0) if has_gpu else op.dur)  # op_times.kernel_time
+        grp.sigs.append(sig)
         grp.overlaps.append(ovl)
     return groups
 
