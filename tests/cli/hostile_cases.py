@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-CLI = [sys.executable, "-m", "perfreport.cli.app"]
-ROOT = Path(__file__).resolve().parents[2]
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+from tests.cli import forked_cli
+from tests.cli.forked_cli import CLI, ENV
+
 KERNEL_US = 10.0  # every generated kernel lasts 10 µs
 
 
@@ -118,6 +118,7 @@ class Case:
     max_rss_mb: float | None = None
     max_s: float | None = None  # wall-time bound on the run (output checks)
     skip: Callable[[], str | None] = field(default=lambda: None)
+    real: bool = False  # a fresh ``python -m`` process (a few per kind of case), not a forked child
 
 
 def snapshot(d: Path) -> dict[str, str]:
@@ -155,16 +156,22 @@ def run_case(case: Case, d: Path):
         cmd = ([sys.executable, "-c", spec.wrapper] if spec.wrapper else CLI) + [spec.command, *spec.args]
     marker = f"{case.name}-{os.getpid()}-{time.monotonic_ns()}"
     env = dict(ENV, PERFREPORT_HOSTILE_CASE=marker, **{k: v.replace("{d}", str(d)) for k, v in spec.env.items()})
+    # a child forked from a server that has imported the command line (forked_cli.py), but a
+    # fresh interpreter for the cases marked real, under a shell, or with a preexec function
+    forked = not (forked_cli.REAL or case.real or spec.shell or spec.preexec)
     t0 = time.monotonic()
-    proc = subprocess.Popen(
-        cmd,
-        cwd=d,
-        stdin=subprocess.PIPE if spec.stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        preexec_fn=spec.preexec,
-        env=env,
-    )
+    if forked:
+        proc = forked_cli.shared().popen([spec.command, *spec.args], d, env, spec.stdin is not None, spec.wrapper)
+    else:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=d,
+            stdin=subprocess.PIPE if spec.stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=spec.preexec,
+            env=env,
+        )
     feeder = None
     if callable(spec.stdin):
         feeder = threading.Thread(target=_feed, args=(proc, spec.stdin), daemon=True)
@@ -194,7 +201,7 @@ def run_case(case: Case, d: Path):
     if feeder:
         feeder.join(5)
     elapsed = time.monotonic() - t0
-    left_running = _processes_with(marker)
+    left_running = _processes_with(marker, proc.group_left if forked else None)
     assert not left_running, f"{case.name}: processes left behind: {left_running}"
     err = out.get("stderr", b"").decode("utf-8", "replace")
     assert "Traceback" not in err and "Exception ignored" not in err, err
@@ -221,9 +228,10 @@ def run_case(case: Case, d: Path):
     return proc
 
 
-def _processes_with(marker: str, wait_s: float = 5.0) -> list[int]:
-    """Pids of live processes started by the case (its marker is in their environment); a
-    process that is exiting gets ``wait_s`` seconds to go."""
+def _processes_with(marker: str, group=None, wait_s: float = 5.0) -> list[int]:
+    """Pids of live processes started by the case (its marker is in their environment, or they
+    are in the forked child's process group: ``group()``); one that is exiting gets ``wait_s``
+    seconds to go."""
     needle = f"PERFREPORT_HOSTILE_CASE={marker}".encode()
     deadline = time.monotonic() + wait_s
     while True:
@@ -239,6 +247,7 @@ def _processes_with(marker: str, wait_s: float = 5.0) -> list[int]:
                                 found.append(int(e.name))
             except OSError:
                 continue
+        found += group() if group else []
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(0.1)

@@ -1,20 +1,21 @@
-"""Bad input: one line on stderr naming the file, exit code 2, never a traceback."""
+"""Bad input: one line on stderr naming the file, exit code 2, never a traceback.
+
+Each run is a real process: a child forked from a server that has imported the command line
+(tests/cli/forked_cli.py), or a fresh interpreter (``real``) for a missing file and a file that
+is not JSON."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from tests.cli.forked_cli import run as forked_run
 from tests.conftest import FIX
 
 
-def run(*args, stdin: bytes | None = None, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "perfreport.cli.app", *args], input=stdin, capture_output=True, cwd=cwd
-    )
+def run(*args, stdin: bytes | None = None, cwd=None, real=False):
+    return forked_run(*args, input=stdin, cwd=cwd, real=real)
 
 
 def _one_line(p, name):
@@ -61,7 +62,7 @@ def test_bad_file(tmp_path, case):
     data, needle = CASES[case]
     p = tmp_path / f"{case}.json"
     p.write_bytes(data)
-    r = run("analyze", str(p), "-q")
+    r = run("analyze", str(p), "-q", real=case == "not_json")
     assert r.returncode == 2
     line = _one_line(r, str(p))
     assert needle.lower() in line.lower()
@@ -69,7 +70,7 @@ def test_bad_file(tmp_path, case):
 
 
 def test_missing_file(tmp_path):
-    r = run("analyze", str(tmp_path / "nope.json"))
+    r = run("analyze", str(tmp_path / "nope.json"), real=True)
     assert r.returncode == 2
     assert "no such file" in _one_line(r, "nope.json")
 

@@ -9,14 +9,13 @@ import csv
 import io
 import re
 import os
-import subprocess
-import sys
 
 import pytest
 from typer.testing import CliRunner
 
 from perfreport import __version__
 from perfreport.cli.app import app
+from tests.cli.forked_cli import run
 from tests.conftest import FIX
 
 COMMANDS = ["analyze", "diff", "archs", "bench-pa"]
@@ -85,32 +84,13 @@ def test_choices_listed():
 
 
 def test_bad_format_one_line():
-    r = subprocess.run(
-        [sys.executable, "-m", "perfreport.cli.app", "analyze", str(FIX / "cpu_block.json.gz"), "--format", "xml"],
-        capture_output=True,
-        text=True,
-    )
+    r = run("analyze", FIX / "cpu_block.json.gz", "--format", "xml", text=True)  # a process forked (forked_cli.py)
     assert r.returncode == 2
     assert r.stderr.strip() == "perfreport: --format must be one of csv, tsv, json, table, not 'xml'"
 
 
 def test_tsv_splits_on_tabs_with_commas_in_cells():
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "perfreport.cli.app",
-            "analyze",
-            str(FIX / "h100_qwen_0.5b.json.gz"),
-            "--sheet",
-            "unified",
-            "--format",
-            "tsv",
-            "-q",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    r = run("analyze", FIX / "h100_qwen_0.5b.json.gz", "--sheet", "unified", "--format", "tsv", "-q", text=True)
     assert r.returncode == 0, r.stderr
     rows = list(csv.reader(io.StringIO(r.stdout), delimiter="\t", quoting=csv.QUOTE_NONE))
     head = rows[0]
@@ -120,7 +100,7 @@ def test_tsv_splits_on_tabs_with_commas_in_cells():
 
 
 def test_archs_fits_120_columns():
-    r = subprocess.run([sys.executable, "-m", "perfreport.cli.app", "archs"], capture_output=True, text=True)
+    r = run("archs", text=True)
     assert r.returncode == 0
     lines = r.stdout.splitlines()
     assert max(len(line.rstrip()) for line in lines) <= 120
@@ -133,20 +113,14 @@ def test_archs_fits_120_columns():
 
 
 def test_format_table_never_folds_a_number():
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "perfreport.cli.app",
-            "analyze",
-            str(FIX / "h100_qwen_0.5b.json.gz"),
-            "--sheet",
-            "unified",
-            "--format",
-            "table",
-            "-q",
-        ],
-        capture_output=True,
+    r = run(
+        "analyze",
+        FIX / "h100_qwen_0.5b.json.gz",
+        "--sheet",
+        "unified",
+        "--format",
+        "table",
+        "-q",
         text=True,
         env={k: v for k, v in os.environ.items() if k != "COLUMNS"},
     )
@@ -156,22 +130,7 @@ def test_format_table_never_folds_a_number():
     rule = next(i for i, line in enumerate(lines) if set(line) == {"─"})
     body = lines[rule + 1 :]
     body = body[: next((i for i, line in enumerate(body) if line.startswith("not shown at ")), len(body))]
-    csv_rows = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "perfreport.cli.app",
-            "analyze",
-            str(FIX / "h100_qwen_0.5b.json.gz"),
-            "--sheet",
-            "unified",
-            "--format",
-            "tsv",
-            "-q",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    csv_rows = run("analyze", FIX / "h100_qwen_0.5b.json.gz", "--sheet", "unified", "--format", "tsv", "-q", text=True)
     assert len(body) == len(csv_rows.stdout.splitlines()) - 1  # one line per row: nothing wrapped
     assert "4,055.251" in body[0] and "aten::mm" in body[0]  # aten::mm time sum in full
 

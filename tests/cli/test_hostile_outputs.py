@@ -161,6 +161,12 @@ def _one_trace_jobs(d: Path) -> Spec:
 NUMBERS.append(Case("one_trace_jobs_warns", _one_trace_jobs, 0, "--jobs 4 has no effect with one trace"))
 
 
+# one case per kind in a fresh interpreter; the others in children forked from a server that
+# has imported the command line (hostile_cases.run_case)
+for c in PLAN + NUMBERS:
+    c.real = c.name in ("o_and_html_same_file", "top_negative")
+
+
 @pytest.mark.parametrize("case", PLAN + NUMBERS, ids=[c.name for c in PLAN + NUMBERS])
 def test_refused_before_any_work(case, tmp_path):
     why = case.skip()
@@ -303,6 +309,12 @@ TRANSACTIONS = [
 
 for c in TRANSACTIONS:  # process pools and analyses: slow on a loaded 2-core machine
     c.timeout = 240
+
+
+# one case per kind in a fresh interpreter; the others in children forked from a server that
+# has imported the command line (hostile_cases.run_case)
+for c in TRANSACTIONS:
+    c.real = c.name in ("sigterm_after_workers",)
 
 
 @pytest.mark.parametrize("case", TRANSACTIONS, ids=[c.name for c in TRANSACTIONS])

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
-import sys
 
+from tests.cli.forked_cli import run as forked_run
 from tests.conftest import FIX
 
 TRACE = FIX / "h100_qwen_0.5b.json.gz"
 
 
+# a real process: a child forked from the server that has imported the command line (tests/cli/forked_cli.py)
 def run(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "perfreport.cli.app", *args], capture_output=True, text=True, cwd=cwd)
+    return forked_run(*args, text=True, cwd=cwd)
 
 
 def test_html_file_and_top(tmp_path):

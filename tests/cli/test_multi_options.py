@@ -4,21 +4,19 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from tests.cli.forked_cli import run
 from tests.multi.rank_fragments import write_fragments
 
 # the fragments (tests/multi/rank_fragments.py): rank r models its aten::mm kernel, 10 (1 + r) µs,
 # of 196 - 2r µs of GPU time: 5.1%, 10.3%, 15.6%, 21.1%; all four: 100 of 772 µs = 13.0%
 
 
+# a real process: a child forked from the server that has imported the command line (tests/cli/forked_cli.py)
 def cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "perfreport.cli.app", "analyze", *map(str, args)], capture_output=True, text=True
-    )
+    return run("analyze", *args, text=True)
 
 
 @pytest.fixture(scope="module")

@@ -6,21 +6,19 @@ import csv
 import io
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 from openpyxl import load_workbook
 
+from tests.cli.forked_cli import run as forked_run
 from tests.conftest import FIX
 
 TRACE = FIX / "h100_qwen_0.5b.json.gz"
 
 
+# a real process: a child forked from the server that has imported the command line (tests/cli/forked_cli.py)
 def run(*args, cwd=None, stdin=None):
-    return subprocess.run(
-        [sys.executable, "-m", "perfreport.cli.app", *args], capture_output=True, cwd=cwd, input=stdin
-    )
+    return forked_run(*args, cwd=cwd, input=stdin)
 
 
 @pytest.fixture(scope="module")

@@ -7,21 +7,21 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import subprocess
-import sys
 
 import pytest
 from openpyxl import load_workbook
 
 from perfreport import __version__
+from tests.cli.forked_cli import run as forked_run
 from tests.conftest import FIX
 
 TRACE = FIX / "h100_qwen_0.5b.json.gz"
 SHA = hashlib.sha256(TRACE.read_bytes()).hexdigest()
 
 
+# a real process: a child forked from the server that has imported the command line (tests/cli/forked_cli.py)
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "perfreport.cli.app", *args], capture_output=True, text=True)
+    return forked_run(*args, text=True)
 
 
 @pytest.fixture(scope="module")

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from perfreport.diff import diff, regressions
 from perfreport.diff.match import RULES, kernel_names, match_rows
+from tests.cli.forked_cli import run
 
 from diff_traces import FIX, H100, SLOW_OP, slowed_trace  # noqa: F401 (a fixture)
 
@@ -181,14 +180,9 @@ def test_mi300x_against_h100_matches_ops_by_shape():
     assert deltas == sorted(deltas, reverse=True)
 
 
+# a real process: a child forked from the server that has imported the command line (tests/cli/forked_cli.py)
 def _cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "perfreport.cli.app", "diff", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )
+    return run("diff", *args, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 
 def test_cli_gate_exit_codes_and_outputs(tmp_path, slowed_trace):
@@ -228,20 +222,14 @@ def test_cli_bad_input_is_one_line(tmp_path):
 
 
 def test_single_sheet_json_input(tmp_path, slowed_trace):
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "perfreport.cli.app",
-            "analyze",
-            str(slowed_trace),
-            "-q",
-            "--sheet",
-            "unified_perf_summary",
-            "--format",
-            "json",
-        ],
-        capture_output=True,
+    out = run(
+        "analyze",
+        slowed_trace,
+        "-q",
+        "--sheet",
+        "unified_perf_summary",
+        "--format",
+        "json",
         text=True,
         cwd=ROOT,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},

@@ -4,14 +4,13 @@ and the CLI block of `perfreport analyze` with several traces."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from perfreport.errors import BadInput
 from perfreport.multi import analyze_ranks
 from perfreport.multi.inputs import assign_ranks, expand_inputs, is_multi, rank_from_name
+from tests.cli.forked_cli import run
 
 from rank_fragments import ROOT, write_fragments
 
@@ -52,14 +51,9 @@ def test_rank_from_the_file_name_when_distributed_info_is_missing(tmp_path):
     assert "rank from file name: 2" in rep.notes[0]
 
 
+# a real process: a child forked from the server that has imported the command line (tests/cli/forked_cli.py)
 def _cli(*args, cwd=ROOT):
-    return subprocess.run(
-        [sys.executable, "-m", "perfreport.cli.app", "analyze", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )
+    return run("analyze", *args, text=True, cwd=cwd, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 
 def test_cli_merged_report_per_rank_reports_and_csv(tmp_path):

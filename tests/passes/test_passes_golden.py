@@ -43,9 +43,9 @@ def test_reports_identical_with_and_without_passes(name):
 
 
 def test_user_models_file(tmp_path):
-    """--models FILE.py registers a model for an op the package does not know."""
-    import subprocess
-    import sys
+    """--models FILE.py registers a model for an op the package does not know (in a real process:
+    a child forked from the server that has imported the command line, tests/cli/forked_cli.py)."""
+    from tests.cli.forked_cli import run
 
     mf = tmp_path / "my_models.py"
     mf.write_text(
@@ -64,22 +64,8 @@ def test_user_models_file(tmp_path):
         "    def precision(self):\n"
         "        return 'bf16'\n"
     )
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "perfreport.cli.app",
-            "analyze",
-            str(FIX / "h100_qwen_0.5b.json.gz"),
-            "--models",
-            str(mf),
-            "--sheet",
-            "Embedding_fwd",
-            "--format",
-            "json",
-            "-q",
-        ],
-        capture_output=True,
+    r = run(
+        "analyze", FIX / "h100_qwen_0.5b.json.gz", "--models", mf, "--sheet", "Embedding_fwd", "--format", "json", "-q"
     )
     assert r.returncode == 0, r.stderr.decode()
     import json
@@ -91,17 +77,5 @@ def test_user_models_file(tmp_path):
     assert rows[0]["data moved (MB)"] == pytest.approx(36.706176)
     bad = tmp_path / "broken.py"
     bad.write_text("raise RuntimeError('boom')\n")
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "perfreport.cli.app",
-            "analyze",
-            str(FIX / "h100_qwen_0.5b.json.gz"),
-            "--models",
-            str(bad),
-            "-q",
-        ],
-        capture_output=True,
-    )
+    r = run("analyze", FIX / "h100_qwen_0.5b.json.gz", "--models", bad, "-q")
     assert r.returncode == 2 and b"boom" in r.stderr and b"Traceback" not in r.stderr

@@ -40,8 +40,11 @@ def test_every_k_and_v_scale_kind_is_accepted_and_correct(k_mode, v_mode):
     inp = _inputs(k_mode, v_mode)
     assert inp.k_scale.dim() == {"tensor": 1, "head": 1, "token": 3}[k_mode]
     assert inp.v_scale.dim() == {"tensor": 1, "head": 1, "token": 3}[v_mode]
+    # the scales are applied in the partition kernel: one partition (the direct write) here; the
+    # split with per-head and per-token scales (partials, reduce) is test_partition_kernel.py's
+    # test_fp8_scales_per_head_and_token and the test below (the reduce: ~20 ms a query row)
     for mma in ("f16", "fp8"):
-        c = _errors(inp, mma)
+        c = _errors(inp, mma, parts=1)
         assert c.ok, (mma, c.why)
 
 
@@ -51,19 +54,25 @@ def test_fp8_mma_with_per_token_v_scales_above_one(layout, v5):
     to saturate at 448 (47-78% error); normalized by the tile's largest scale it stays in range."""
     inp = _inputs("head", "token", gain=1000.0, layout=layout, v5=v5)
     assert float(inp.v_scale.max()) > 1.0
-    f16, fp8 = _errors(inp, "f16"), _errors(inp, "fp8")
+    parts = 2 if layout == "NHD" else 1  # the saturation was in the partition kernel: split once
+    f16, fp8 = _errors(inp, "f16", parts), _errors(inp, "fp8", parts)
     assert f16.ok and f16.rel_l2 < 0.01, f16.why
     assert fp8.ok and fp8.rel_l2 < TOLERANCES["fp8-fp8"].rel_l2, fp8.why
 
 
 def test_fp8_mma_error_is_bounded_and_above_the_f16_path():
-    """Both FP8 paths against float64 at the headline head dims (measured distributions: docs)."""
+    """Both FP8 paths (f16 dequant, FP8 MMAs; split in 2, 16:1, q_len 4) against float64 at the
+    headline head dims (measured distributions: docs): the f16 path's error is the bf16 output
+    rounding; the FP8-MMA path adds Q and P quantized to e4m3 (3 mantissa bits). One sequence:
+    the reduce costs ~20 ms per query row under the interpreter (64 rows here)."""
     inp = build_inputs(
-        [300, 77], q_len=4, q_heads=16, kv_heads=1, head_dim=64, v_head_dim=32, page_size=16, kv_dtype="fp8", seed=9
+        [300], q_len=4, q_heads=16, kv_heads=1, head_dim=64, v_head_dim=32, page_size=16, kv_dtype="fp8", seed=9
     )
     f16, fp8 = _errors(inp, "f16"), _errors(inp, "fp8")
     assert f16.rel_l2 < 0.005 and f16.ok  # ~ the bf16 output rounding
     assert f16.rel_l2 < fp8.rel_l2 < TOLERANCES["fp8-fp8"].rel_l2  # e4m3 Q and P: 3 mantissa bits
+    assert f16.max_err < 2**-7 * f16.ref_max  # ~ one bf16 ulp of the output
+    assert f16.max_err <= fp8.max_err < 0.05 * fp8.ref_max  # coarser (measured 3.7%), bounded
 
 
 def test_vectorized_v_needs_its_dv_stride_equal_to_x():
