@@ -8,10 +8,13 @@ Treat ``Op.args`` as read-only.
 
 Records made by :func:`perfreport.tree.build_tree` keep their scalar fields (``ts``, ``dur``,
 ``pid``, ``tid``, ``correlation``, ``ext_id``, ``seq``; for GPU events ``ts``, ``dur``,
-``correlation``, ``ext_id``, ``nbytes``) in shared typed columns (a :class:`Columns`, indexed
-by ``uid``) instead of one Python float/int object each: an ``Op`` costs about 100 bytes plus
-its lists, a ``GpuEvent`` about 90. The attributes read the same either way; records made
-with the constructor (tests, graph-capture clones) hold their own values.
+``device``, ``stream``, ``correlation``, ``ext_id``, ``nbytes``, stream time) in shared typed
+columns (a :class:`Columns`, indexed by ``uid``) instead of one Python object each. A record's
+``cat`` is a class attribute of its per-category subclass (``type(op)`` is a subclass of
+``Op``; ``isinstance`` holds), not a slot. An ``Op`` is 96 bytes plus its tuples, a
+``GpuEvent`` 64 (each a multiple of CPython's 16-byte allocation classes). The attributes
+read the same either way; records made with the constructor (tests, graph-capture clones)
+hold their own values.
 
 ``perf_meta`` is separate from ``args``: it is written only by passes (see
 ``perfreport.passes``), never by the reader.
@@ -39,6 +42,7 @@ KERNEL = "kernel"
 MEMCPY = "gpu_memcpy"
 MEMSET = "gpu_memset"
 GPU_ANNOTATION = "gpu_user_annotation"
+_LAUNCH = (RUNTIME, DRIVER)
 
 
 NONE = -(1 << 63)  # int64 column sentinel: no value
@@ -49,14 +53,29 @@ class Columns:
     """Typed columns shared by the records of one tree (``array.array`` / numpy, by uid).
 
     Float fields (``ts``, ``dur``) are float64; int fields are int64 with :data:`NONE` for
-    None and :data:`SIDE` for values kept in ``side``; ``thr`` codes into ``threads``
-    [(pid, tid)].
+    None and :data:`SIDE` for values kept in ``side`` (or a :class:`Sparse` column where most
+    rows hold one value); ``thr`` codes into ``threads`` [(pid, tid)], ``ds`` into
+    ``devstreams`` [(device, stream)].
     """
 
     def __init__(self, **cols) -> None:
         self.side: dict = {}
         self.threads: list = []
         self.__dict__.update(cols)
+
+
+class Sparse(dict):
+    """A column whose rows mostly hold one value: ``{row: value}`` for the others;
+    ``column[row]`` of a row not in the dict is ``default``."""
+
+    __slots__ = ("default",)
+
+    def __init__(self, default, items=()) -> None:
+        super().__init__(items)
+        self.default = default
+
+    def __missing__(self, row):
+        return self.default
 
 
 def column_value(table, field: str, i: int):
@@ -69,11 +88,17 @@ def column_value(table, field: str, i: int):
     return v
 
 
-def _int_prop(field: str, pos: int):
+def _int_prop(field: str, pos: int, launch: bool | None = None):
+    """An int field from the record's tuple or column ``field``. ``launch``: the ops' ``cs``
+    column holds the correlation of launch calls (True) and the sequence number of the
+    other events (False); the field is None for the other kind."""
+
     def get(self):
         s = self._src
         if s.__class__ is tuple:
             return s[pos]
+        if launch is not None and (self.cat in _LAUNCH) is not launch:
+            return None
         return column_value(s, field, self.uid)
 
     def set(self, value):
@@ -83,6 +108,15 @@ def _int_prop(field: str, pos: int):
         self._src = tuple(t)
 
     return property(get, set)
+
+
+def _kind(base, cat: str):
+    """The subclass of ``base`` whose class attribute ``cat`` is ``cat`` (one per category,
+    cached): a record's category costs no slot (a record is one 16-byte size class smaller)."""
+    k = base._kinds.get(cat)
+    if k is None:
+        k = base._kinds[cat] = type(base.__name__, (base,), {"__slots__": (), "cat": cat, "__module__": __name__})
+    return k
 
 
 class _Timed:
@@ -123,15 +157,20 @@ class _Timed:
 class Op(_Timed):
     """A CPU-side event: ``cpu_op``, ``user_annotation``, runtime/driver call (or python frame).
 
-    ``parent``/``children`` nest events of one (pid, tid) by time (``children``: a tuple in
-    a built tree, a list in records made later). ``kernels`` holds the GPU events launched
+    ``parent``/``children`` nest events of one (pid, tid) by time (``children`` and
+    ``kernels``: tuples in a built tree, lists in records made later). ``kernels`` holds the GPU events launched
     by this event itself: for a runtime call, the events it launched (plus, for a call
     outside any op, those of the launch calls nested in it); for a cpu_op or annotation,
     those of the launch calls nested in it (directly or through other launch calls),
     whether or not the tree made records for them ("direct kernels").
     """
 
-    __slots__ = ("uid", "name", "cat", "parent", "children", "kernels", "_args", "_meta", "_src")
+    __slots__ = ("uid", "name", "parent", "children", "kernels", "_args", "_meta", "_src")
+    _kinds: dict = {}
+    cat: str  # a class attribute of the record's per-category subclass (see _kind)
+
+    def __new__(cls, uid=None, name=None, cat=None, *args, **kw):
+        return object.__new__(_kind(Op, cat) if cls is Op else cls)
 
     def __init__(
         self,
@@ -149,7 +188,6 @@ class Op(_Timed):
     ):
         self.uid = uid
         self.name = name
-        self.cat = cat
         # (ts, dur, pid, tid, correlation, ext_id, seq); ``seq`` is the autograd
         # "Sequence number" (links backward to forward)
         self._src = (ts, dur, pid, tid, correlation, ext_id, seq)
@@ -164,10 +202,9 @@ class Op(_Timed):
     @classmethod
     def _from_columns(cls, uid: int, name: str, cat: str, cols: Columns, args) -> "Op":
         """A record whose scalar fields live in ``cols`` at index ``uid`` (used by the tree)."""
-        o = cls.__new__(cls)
+        o = object.__new__(_kind(Op, cat))
         o.uid = uid
         o.name = name
-        o.cat = cat
         o._src = cols
         o.parent = o.children = o.kernels = o._meta = None
         o._args = args
@@ -188,9 +225,9 @@ class Op(_Timed):
         s = self._src
         return s[3] if s.__class__ is tuple else s.threads[s.thr[self.uid]][1]
 
-    correlation = _int_prop("corr", 4)
+    correlation = _int_prop("cs", 4, launch=True)
     ext_id = _int_prop("ext", 5)
-    seq = _int_prop("seq", 6)
+    seq = _int_prop("cs", 6, launch=False)
 
     @property
     def args(self) -> dict:
@@ -237,7 +274,12 @@ class Op(_Timed):
 class GpuEvent(_Timed):
     """A GPU-side event: kernel, memcpy, memset (or a gpu_user_annotation range)."""
 
-    __slots__ = ("uid", "name", "cat", "device", "stream", "launcher", "_src")
+    __slots__ = ("uid", "name", "launcher", "_src")
+    _kinds: dict = {}
+    cat: str  # a class attribute of the record's per-category subclass (as for Op)
+
+    def __new__(cls, uid=None, name=None, cat=None, *args, **kw):
+        return object.__new__(_kind(GpuEvent, cat) if cls is GpuEvent else cls)
 
     def __init__(
         self,
@@ -254,21 +296,16 @@ class GpuEvent(_Timed):
     ):
         self.uid = uid
         self.name = name
-        self.cat = cat
-        self.device = device
-        self.stream = stream
-        self._src = (ts, dur, None, None, correlation, ext_id, nbytes)
+        self._src = (ts, dur, device, stream, correlation, ext_id, nbytes)
         # the runtime call that launched it (when it has a record), else the op that did
         self.launcher: Op | None = None
 
     @classmethod
-    def _from_columns(cls, uid: int, name: str, cat: str, device, stream, cols: Columns) -> "GpuEvent":
-        g = cls.__new__(cls)
+    def _from_columns(cls, uid: int, name: str, cat: str, cols: Columns) -> "GpuEvent":
+        """A record whose scalar fields (device and stream too) live in ``cols`` at ``uid``."""
+        g = object.__new__(_kind(GpuEvent, cat))
         g.uid = uid
         g.name = name
-        g.cat = cat
-        g.device = device
-        g.stream = stream
         g._src = cols
         g.launcher = None
         return g
@@ -276,7 +313,17 @@ class GpuEvent(_Timed):
     def _own(self) -> None:
         s = self._src
         if s.__class__ is not tuple:
-            self._src = (self.ts, self.dur, None, None, self.correlation, self.ext_id, self.nbytes)
+            self._src = (self.ts, self.dur, self.device, self.stream, self.correlation, self.ext_id, self.nbytes)
+
+    @property
+    def device(self):
+        s = self._src
+        return s[2] if s.__class__ is tuple else s.devstreams[s.ds[self.uid]][0]
+
+    @property
+    def stream(self):
+        s = self._src
+        return s[3] if s.__class__ is tuple else s.devstreams[s.ds[self.uid]][1]
 
     correlation = _int_prop("corr", 4)
     ext_id = _int_prop("ext", 5)
@@ -346,7 +393,8 @@ class GpuEvent(_Timed):
         s = self._src
         if s.__class__ is tuple:
             return s[1]
-        return s.excl[self.uid]
+        e = s.excl.get(self.uid)  # only where it differs from dur
+        return s.dur[self.uid] if e is None else e
 
     def __repr__(self) -> str:
         return f"GpuEvent({self.uid}, {self.name[:40]!r}, {self.cat}, ts={self.ts}, dur={self.dur})"

@@ -69,3 +69,32 @@ def test_records_in_a_built_tree_read_from_the_columns(tmp_path):
     assert (g.stream_time, g2.stream_time) == (20.0, 10.0)  # the overlap is charged to the first
     mm._own()  # detached from the columns: reads the same
     assert (mm.ts, mm.dur, mm.ext_id) == (0.0, 50.0, 12)
+
+
+def test_a_record_is_one_small_object_and_its_category_is_its_class():
+    import sys
+
+    o, g = _op(1, "aten::mm"), GpuEvent(1, "gemm", "kernel", 0, 7, 50.0, 4.0, 3)
+    # CPython allocates small objects in 16-byte classes: 96 and 64 bytes with the GC header
+    assert (sys.getsizeof(o), sys.getsizeof(g)) == (96, 64)
+    assert isinstance(o, Op) and type(o) is not Op and type(o) is type(_op(2, "aten::add"))
+    assert (o.cat, _op(3, "x", RUNTIME).cat, g.cat) == ("cpu_op", RUNTIME, "kernel")
+    with pytest.raises(AttributeError):
+        o.cat = RUNTIME  # fixed by the record's class
+
+
+def test_built_records_read_ids_devices_and_bytes_from_shared_columns(tmp_path):
+    ev = [
+        X("cpu_op", "aten::copy_", 0, 50, **{"Sequence number": 5}),
+        X("cuda_runtime", "cudaMemcpyAsync", 10, 5, correlation=3),
+        X("cuda_runtime", "cudaLaunchKernel", 20, 5, correlation=4),
+        X("gpu_memcpy", "Memcpy HtoD", 100, 20, pid=1, tid=9, device=1, stream=9, correlation=3, bytes=4096),
+        X("kernel", "fill", 130, 2, pid=1, tid=9, device=1, stream=9, correlation=4),
+    ]
+    t = load_tree(write_trace(tmp_path, ev), passes=False)
+    (cp,) = t.ops_named("aten::copy_")
+    assert (cp.seq, cp.correlation) == (5, None)  # one column: seq for ops, correlation for calls
+    mc, k = sorted(t.gpu, key=lambda e: e.ts)
+    assert (mc.device, mc.stream, mc.nbytes, mc.correlation) == (1, 9, 4096, 3)
+    assert (k.device, k.stream, k.nbytes, k.stream_time) == (1, 9, None, 2.0)
+    assert mc.launch_call == (10.0, 5.0)

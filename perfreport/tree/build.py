@@ -34,8 +34,8 @@ it such as ``cuLaunchKernel``: most of them) get no record:
 their GPU events' ``launcher`` is the enclosing op, which has them in its ``kernels`` (as it
 would as their owner anyway), and ``GpuEvent.launch_name`` keeps the call's name (a name
 code in the GPU columns). ``GpuEvent.op``, ``Op.subtree_kernels`` and the tables read the
-same either way. ``children`` are tuples (nothing appends to a built tree's records);
-``kernels`` lists are exactly sized.
+same either way. ``children`` and ``kernels`` are exact-size tuples (nothing appends to a
+built tree's records; graph-capture merging replaces what it changes).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from array import array
 
 import numpy as np
 
-from perfreport.events import NONE, Columns, GpuEvent, Op
+from perfreport.events import NONE, Columns, GpuEvent, Op, Sparse
 from perfreport.read import RawTrace, heap
 from perfreport.read.kineto import Collector
 from perfreport.read.schema import C_CPU_OP, C_DRIVER, C_RUNTIME, C_USER_ANNOTATION, CATS
@@ -147,7 +147,7 @@ def _build(raw: RawTrace) -> TraceTree:
     rows = rows[np.argsort(ts[rows], kind="stable")]  # uid order: by ts, then reading order
     uid_of = np.full(n, -1, dtype=np.int64)
     uid_of[rows] = np.arange(rows.size)
-    cols, codes = _op_columns(col, rows, launch)
+    cols, codes = _op_columns(col, rows)
     del rows
 
     # nesting, in nesting order (per thread by ts, longer first): child uid, parent uid
@@ -249,30 +249,24 @@ def _arr(typecode: str, a: np.ndarray) -> array:
     return out
 
 
-def _op_columns(col: Collector, rows: np.ndarray, launch: np.ndarray):
+def _op_columns(col: Collector, rows: np.ndarray):
     """The shared Columns of the records for ``rows`` (uid = position) and their
     (name, category, args) codes, copied out of the CPU columns so those can be freed."""
     c = col.c
     cat = _np(c.cat, np.int8)[rows]
-    lau = launch[rows]
-    cs = _np(c.cs, np.int64)[rows]
     cols = Columns(
         ts=_arr("d", _np(c.ts, np.float64)[rows]),
         dur=_arr("d", _np(c.dur, np.float64)[rows]),
         thr=_arr("i", _np(c.thr, np.int32)[rows]),
-        corr=_arr("q", np.where(lau, cs, NONE)),
-        seq=_arr("q", np.where(lau, NONE, cs)),
+        cs=_arr("q", _np(c.cs, np.int64)[rows]),  # correlation of launch calls, else seq (Op reads by cat)
         ext=_arr("q", _np(c.ext, np.int64)[rows]),
     )
-    del cs
     cols.threads = col.threads
     if c.side:
         uid_of = {r: u for u, r in enumerate(rows.tolist())}
         for (f, r), v in c.side.items():
             u = uid_of.get(r)
             if u is not None:
-                if f == "cs":
-                    f = "corr" if lau[u] else "seq"
                 cols.side[(f, u)] = v
     return cols, (_np(c.name, np.int32)[rows], cat, _np(c.args, np.int32)[rows])
 
@@ -329,9 +323,9 @@ def _link_records(ops: list[Op], gobjs: list[GpuEvent], linked, t_uid, s_uid) ->
     o = np.lexsort((grs, owner))
     owner, grs = owner[o], grs[o]
     del o, m
-    kl = [gobjs[x] for x in memoryview(grs)]
+    kl = tuple([gobjs[x] for x in memoryview(grs)])
     for p, a, b in _groups(owner):
-        ops[p].kernels = kl[a:b]
+        ops[p].kernels = kl[a:b]  # an exact-size tuple (a list of one is 32 bytes more)
 
 
 def _make_gpu(col: Collector, lname: np.ndarray, ints: list, lts=None, ldur=None) -> list[GpuEvent]:
@@ -339,20 +333,36 @@ def _make_gpu(col: Collector, lname: np.ndarray, ints: list, lts=None, ldur=None
     g = col.g
     if not len(g):
         return []
-    excl = stream_exclusive(_np(g.ds, np.int32), _np(g.ts, np.float64), _np(g.dur, np.float64))
+    ds = _np(g.ds, np.int32)
+    dur = _np(g.dur, np.float64)
+    excl = stream_exclusive(ds, _np(g.ts, np.float64), dur)
+    diff = np.flatnonzero(excl != dur)  # stream time differs from dur only where events overlap
     cols = Columns(
-        ts=g.ts, dur=g.dur, corr=g.corr, ext=g.ext, nbytes=g.nbytes, lname=_arr("i", lname), excl=_arr("d", excl)
+        ts=g.ts,
+        dur=g.dur,
+        corr=g.corr,
+        ext=g.ext,
+        nbytes=_sparse(g.nbytes, NONE),
+        lname=_arr("i", lname),
+        excl=dict(zip(diff.tolist(), excl[diff].tolist())),
+        ds=g.ds,
     )
     cols.lts = _arr("d", lts) if lts is not None else None
     cols.ldur = _arr("d", ldur) if ldur is not None else None
-    del excl
+    del excl, diff, dur, ds
     cols.side = g.side
     cols.names = col.names
-    names, ds, cats = col.names, col.devstreams, CATS
+    cols.devstreams = col.devstreams
+    names, cats = col.names, CATS
     new = GpuEvent._from_columns
-    out = []
-    append = out.append
-    for uid, nm, ct, k in zip(ints, g.name, g.cat, g.ds):
-        dev, stream = ds[k]
-        append(new(uid, names[nm], cats[ct], dev, stream, cols))
-    return out
+    return [new(uid, names[nm], cats[ct], cols) for uid, nm, ct in zip(ints, g.name, g.cat)]
+
+
+def _sparse(column: array, default: int):
+    """``column`` as a :class:`~perfreport.events.Sparse` column when under a quarter of its
+    rows differ from ``default`` (GPU ``bytes``: memcpy and memset only), else as is."""
+    a = _np(column, np.int64)
+    rows = np.flatnonzero(a != default)
+    if rows.size * 4 >= a.size:
+        return column
+    return Sparse(default, zip(rows.tolist(), a[rows].tolist()))

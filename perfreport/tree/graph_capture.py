@@ -186,6 +186,8 @@ def _clone(region: Region, launch: Op, uid0: int):
 def _add_kernel(o: Op, g: GpuEvent) -> None:
     if o.kernels is None:
         o.kernels = []
+    elif o.kernels.__class__ is not list:  # a built tree's exact-size tuple
+        o.kernels = list(o.kernels)
     o.kernels.append(g)
 
 

@@ -41,7 +41,7 @@ def test_columns_then_only_what_the_report_needs(tmp_path):
     ann, linear, addmm = t.ops
     assert t.roots == [ann] and linear.parent is ann and addmm.parent is linear
     assert ann.children == (linear,) and linear.children == (addmm,) and addmm.children is None
-    assert addmm.kernels == t.gpu
+    assert list(addmm.kernels) == t.gpu
     assert t.gpu[0].op is addmm and t.gpu[0].launcher is addmm
     assert t.gpu[0].launch_name == "cudaLaunchKernel"
     assert linear.subtree_kernels() == t.gpu and linear.kernels is None

@@ -65,7 +65,7 @@ def test_external_id_fallback_without_runtime_event(tmp_path):
     ]
     t = load_tree(_write(tmp_path, ev))
     add = t.ops_named("aten::add")[0]
-    assert t.gpu[0].op is add and add.kernels == [t.gpu[0]]
+    assert t.gpu[0].op is add and add.kernels == (t.gpu[0],)  # an exact-size tuple
     assert add.subtree_kernels() == [t.gpu[0]]
 
 

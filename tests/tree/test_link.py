@@ -36,7 +36,7 @@ def test_runtime_enclosing_driver_launch_of_the_same_correlation():
     # innermost (driver) call launched it, aten::mm is its op
     g = _kernel(t, "sm90_gemm")
     assert g.op.name == "aten::mm" and g.launch_name == "cuLaunchKernel"
-    assert t.ops_named("aten::mm")[0].kernels == [g]
+    assert t.ops_named("aten::mm")[0].kernels == (g,)
     # add_kernel (corr 3): three calls deep (cudaLaunchKernel > cuLaunchKernelEx > cuLaunchKernel)
     g = _kernel(t, "add_kernel")
     assert g.op.name == "aten::add" and g.launch_name == "cuLaunchKernel"
