@@ -51,7 +51,16 @@ from perfreport.read import RawTrace, heap
 from perfreport.read.kineto import Collector
 from perfreport.read.schema import C_CPU_OP, C_DRIVER, C_RUNTIME, C_USER_ANNOTATION, CATS
 from perfreport.tree.dedup import drop_duplicates, duplicates_warning
-from perfreport.tree.link import chain_owner, foldable, graph_rows, link_rows, merge_same_name, stream_exclusive
+from perfreport.tree.link import (
+    CHUNK,
+    chain_owner,
+    foldable,
+    graph_rows,
+    link_rows,
+    merge_same_name,
+    merged_into,
+    stream_exclusive,
+)
 from perfreport.tree.trace_tree import TraceTree
 
 _CAPTURE = re.compile(r"(hip|cuda|cu)StreamBeginCapture")
@@ -120,8 +129,7 @@ def _build(raw: RawTrace) -> TraceTree:
     same, parent, rep = merge_same_name(cat, name, parent)
     lrow = link_rows(col, ts, cat, launch, parent, graph)
     if rep is not None:  # External id links to a merged op: its call
-        ok = lrow >= 0
-        lrow[ok] = rep[lrow[ok]]
+        merged_into(rep, lrow)
     del rep
 
     fold = None
@@ -145,10 +153,8 @@ def _build(raw: RawTrace) -> TraceTree:
 
     rows = np.flatnonzero(keep)
     rows = rows[np.argsort(ts[rows], kind="stable")]  # uid order: by ts, then reading order
-    uid_of = np.full(n, -1, dtype=np.int64)
-    uid_of[rows] = np.arange(rows.size)
-    cols, codes = _op_columns(col, rows)
-    del rows
+    uid_of = np.full(n, -1, dtype=np.int32)  # row indices and uids fit int32 (2^31 events)
+    uid_of[rows] = np.arange(rows.size, dtype=np.int32)
 
     # nesting, in nesting order (per thread by ts, longer first): child uid, parent uid
     nest_rows = order[keep[order]]
@@ -176,6 +182,8 @@ def _build(raw: RawTrace) -> TraceTree:
     t_uid = uid_of[lrec]
     s_uid = np.where(own != lrec, uid_of[own], -1)
     del lr, own, lrec, l_launch, fold, parent, uid_of, ts, dur, cat, launch, name, c
+    cols, codes = _op_columns(col, rows)  # last: the row-length arrays above are gone
+    del rows
     # the CPU columns are not needed any more: free them before the records are made
     col.release_cpu()
     _trim()
@@ -208,38 +216,44 @@ def _build(raw: RawTrace) -> TraceTree:
 
 
 def _nest(col: Collector, ts, dur, cat):
-    """(nesting order, parent row per row or -1).
+    """(nesting order, parent row per row or -1), both int32.
 
     Per (pid, tid), by ts with the longer event first at equal ts; an event's parent is
     the innermost open event that ends after it starts. Zero-length runtime calls never
-    become parents.
+    become parents. The loop reads its inputs in chunks of the order (no gathered copy of
+    the trace's length).
     """
     n = ts.size
     thr = _np(col.c.thr, np.int32)
-    order = np.lexsort((-dur, ts, thr))
-    ends = (ts + dur)[order]
-    push = ((dur > 0) | ((cat != C_RUNTIME) & (cat != C_DRIVER)))[order].view(np.uint8)
-    parent = np.full(n, -1, dtype=np.int64)
+    order = np.lexsort((-dur, ts, thr)).astype(np.int32)
+    parent = np.full(n, -1, dtype=np.int32)
     par = memoryview(parent)
     stack_rows: list[int] = []
     stack_ends: list[float] = []
     cur = -1
     pop_r, pop_e = stack_rows.pop, stack_ends.pop
-    for r, t, e, th, ok in zip(
-        memoryview(order), memoryview(ts[order]), memoryview(ends), memoryview(thr[order]), memoryview(push)
-    ):
-        if th != cur:
-            stack_rows.clear()
-            stack_ends.clear()
-            cur = th
-        while stack_ends and stack_ends[-1] <= t:
-            pop_r()
-            pop_e()
-        if stack_rows:
-            par[r] = stack_rows[-1]
-        if ok:
-            stack_rows.append(r)
-            stack_ends.append(e)
+    for a in range(0, n, CHUNK):
+        o = order[a : a + CHUNK]
+        t_o = ts[o]
+        e_o = dur[o]
+        e_o += t_o
+        c_o = cat[o]
+        push = ((dur[o] > 0) | ((c_o != C_RUNTIME) & (c_o != C_DRIVER))).view(np.uint8)
+        for r, t, e, th, ok in zip(
+            memoryview(o), memoryview(t_o), memoryview(e_o), memoryview(thr[o]), memoryview(push)
+        ):
+            if th != cur:
+                stack_rows.clear()
+                stack_ends.clear()
+                cur = th
+            while stack_ends and stack_ends[-1] <= t:
+                pop_r()
+                pop_e()
+            if stack_rows:
+                par[r] = stack_rows[-1]
+            if ok:
+                stack_rows.append(r)
+                stack_ends.append(e)
     return order, parent
 
 

@@ -61,29 +61,47 @@ def chain_owner(rows: np.ndarray, launch: np.ndarray, parent: np.ndarray) -> np.
     return own
 
 
+CHUNK = 1 << 16  # rows per step of the row-wise passes below (bounds their temporaries)
+
+
 def merge_same_name(cat: np.ndarray, name: np.ndarray, parent: np.ndarray):
     """cpu_ops nested directly in a cpu_op of the same name (``aten::div`` calling
-    ``aten::div``) are one call: (mask of the inner rows, parent with them skipped, row each
-    row merges into or None when nothing merges)."""
+    ``aten::div``) are one call: (mask of the inner rows, ``parent`` with them skipped --
+    updated in place --, and (the inner rows, the row each merges into) or None when nothing
+    merges). Row-wise in chunks: no temporary of the trace's length."""
     n = parent.size
-    r = np.flatnonzero((cat == C_CPU_OP) & (parent >= 0))
-    p = parent[r]
-    m = (cat[p] == C_CPU_OP) & (name[p] == name[r])
     same = np.zeros(n, dtype=bool)
-    same[r[m]] = True
-    if not same.any():
+    for a in range(0, n, CHUNK):
+        pp = parent[a : a + CHUNK]
+        r = np.flatnonzero((cat[a : a + CHUNK] == C_CPU_OP) & (pp >= 0))
+        p = pp[r]
+        r += a
+        same[r[(cat[p] == C_CPU_OP) & (name[p] == name[r])]] = True
+    rows = np.flatnonzero(same)
+    if not rows.size:
         return same, parent, None
-    rep = np.arange(n)
-    idx = np.flatnonzero(same)
-    rep[idx] = parent[idx]
-    sel = idx[same[rep[idx]]]
-    while sel.size:
-        rep[sel] = parent[rep[sel]]
-        sel = sel[same[rep[sel]]]
-    newp = parent.copy()
-    has = parent >= 0
-    newp[has] = rep[parent[has]]
-    return same, newp, rep
+    into = parent[rows].astype(np.int64)
+    sel = np.flatnonzero(same[into])
+    while sel.size:  # a chain of same-name calls merges into its outermost
+        into[sel] = parent[into[sel]]
+        sel = sel[same[into[sel]]]
+    for a in range(0, n, CHUNK):  # children of merged rows: to the row they merged into
+        pp = parent[a : a + CHUNK]
+        k = np.flatnonzero(pp >= 0)
+        k = k[same[pp[k]]]
+        pp[k] = into[np.searchsorted(rows, pp[k])]
+    return same, parent, (rows, into)
+
+
+def merged_into(rep, r: np.ndarray) -> np.ndarray:
+    """``r`` (rows, -1 for none) with each merged row replaced by the row it merged into
+    (``rep`` from :func:`merge_same_name`), in place."""
+    rows, into = rep
+    pos = np.searchsorted(rows, r)
+    np.minimum(pos, rows.size - 1, out=pos)
+    hit = (r >= 0) & (rows[pos] == r)
+    r[hit] = into[pos[hit]]
+    return r
 
 
 def _last_match(keys: np.ndarray, rows: np.ndarray, want: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
@@ -120,10 +138,21 @@ def link_rows(col: Collector, ts, cat, launch, parent, graph) -> np.ndarray:
     if rep.any():
         multi = np.isin(keys, ks[1:][rep])
         dep[multi] = depth_of(lr[multi], parent)
+        del multi
+    del ks, rep
     order = np.lexsort((lr, dep, graph[lr], keys))
+    del dep
+    keys, lr = keys[order], lr[order]  # sorted by correlation, the preferred call last
+    del order
     has_corr = (gcorr != NONE) & (gcorr != SIDE)
-    wi = np.flatnonzero(has_corr)
-    lrow[wi] = _last_match(keys, lr, gcorr[wi], order)
+    for a in range(0, ng, CHUNK):  # the last call of each event's correlation
+        w = np.flatnonzero(has_corr[a : a + CHUNK])
+        want = gcorr[a : a + CHUNK][w]
+        i = np.searchsorted(keys, want, side="right") - 1
+        ok = i >= 0
+        ok[ok] = keys[i[ok]] == want[ok]
+        lrow[w[ok] + a] = lr[i[ok]]
+    del keys, lr
     side = np.flatnonzero(gcorr == SIDE)  # ids beyond int64 (kept as Python ints)
     if side.size:
         big = {}
@@ -143,10 +172,24 @@ def link_rows(col: Collector, ts, cat, launch, parent, graph) -> np.ndarray:
     gext = _np(g.ext, np.int64)
     need = np.flatnonzero((lrow < 0) & (gext != NONE) & (gext != SIDE) & ~corr_known)
     if need.size:
-        ext = _np(c.ext, np.int64)
-        er = np.flatnonzero(((cat == C_CPU_OP) | (cat == C_USER_ANNOTATION)) & (ext != NONE) & (ext != SIDE))
-        lrow[need] = _last_match(ext[er], er, gext[need])
+        want = gext[need]
+        er = _rows_with(_np(c.ext, np.int64), cat, np.unique(want))
+        lrow[need] = _last_match(_np(c.ext, np.int64)[er], er, want)
     return lrow
+
+
+def _rows_with(ext: np.ndarray, cat: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """The cpu_op / annotation rows whose External id is one of ``ids`` (sorted, no
+    NONE/SIDE), in row order: the only rows an External id link can pick."""
+    out = []
+    for a in range(0, ext.size, CHUNK):
+        e = ext[a : a + CHUNK]
+        pos = np.searchsorted(ids, e)
+        np.minimum(pos, ids.size - 1, out=pos)
+        c = cat[a : a + CHUNK]
+        hit = np.flatnonzero((ids[pos] == e) & ((c == C_CPU_OP) | (c == C_USER_ANNOTATION)))
+        out.append(hit + a)
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
 def _link_flows(col: Collector, launch, need, lrow) -> None:

@@ -188,3 +188,25 @@ def test_repeats_keep_collective_kernel_args_on_their_kernel():
     ((uid, args),) = t.gpu_comm_args.items()
     (g,) = [g for g in t.gpu if g.uid == uid]
     assert g.name.startswith("ncclDevKernel") and args["Seq"] == 3
+
+
+def test_merge_same_name_in_chunks_and_in_place(monkeypatch):
+    import numpy as np
+
+    from perfreport.read.schema import C_CPU_OP, C_RUNTIME
+    from perfreport.tree import link
+
+    monkeypatch.setattr(link, "CHUNK", 2)  # several chunks on a tiny table
+    # rows: 0 div > 1 div > 2 div > 3 launch; 4 mm > 5 add (no merge)
+    cat = np.array([C_CPU_OP, C_CPU_OP, C_CPU_OP, C_RUNTIME, C_CPU_OP, C_CPU_OP], dtype=np.int8)
+    name = np.array([7, 7, 7, 9, 1, 2], dtype=np.int32)
+    parent = np.array([-1, 0, 1, 2, -1, 4], dtype=np.int32)
+    same, newp, rep = link.merge_same_name(cat, name, parent)
+    assert newp is parent  # updated in place
+    assert same.tolist() == [False, True, True, False, False, False]
+    assert parent.tolist() == [-1, 0, 0, 0, -1, 4]  # the launch moves to the outermost div
+    rows, into = rep
+    assert rows.tolist() == [1, 2] and into.tolist() == [0, 0]
+    r = np.array([2, -1, 5, 1])
+    assert link.merged_into(rep, r).tolist() == [0, -1, 5, 0]
+    assert link.merge_same_name(cat[4:], name[4:], np.array([-1, 0], dtype=np.int32))[2] is None
