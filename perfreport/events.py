@@ -9,12 +9,10 @@ Treat ``Op.args`` as read-only.
 Records made by :func:`perfreport.tree.build_tree` keep their scalar fields (``ts``, ``dur``,
 ``pid``, ``tid``, ``correlation``, ``ext_id``, ``seq``; for GPU events ``ts``, ``dur``,
 ``device``, ``stream``, ``correlation``, ``ext_id``, ``nbytes``, stream time) in shared typed
-columns (a :class:`Columns`, indexed by ``uid``) instead of one Python object each. A record's
-``cat`` is a class attribute of its per-category subclass (``type(op)`` is a subclass of
-``Op``; ``isinstance`` holds), not a slot. An ``Op`` is 96 bytes plus its tuples, a
-``GpuEvent`` 64 (each a multiple of CPython's 16-byte allocation classes). The attributes
-read the same either way; records made with the constructor (tests, graph-capture clones)
-hold their own values.
+columns (a :class:`Columns`, indexed by ``uid``), and ``cat`` is a class attribute of a
+per-category subclass: an ``Op`` is 96 bytes plus its tuples, a ``GpuEvent`` 64 (CPython
+allocates in 16-byte classes). Records made with the constructor (tests, graph-capture
+clones) hold their own values; the attributes read the same either way.
 
 ``perf_meta`` is separate from ``args``: it is written only by passes (see
 ``perfreport.passes``), never by the reader.
@@ -51,12 +49,10 @@ SIDE = NONE + 1  # int64 column sentinel: the value is in ``Columns.side[(field,
 
 class Columns:
     """Typed columns shared by the records of one tree (``array.array`` / numpy, by uid).
-
     Float fields (``ts``, ``dur``) are float64; int fields are int64 with :data:`NONE` for
     None and :data:`SIDE` for values kept in ``side`` (or a :class:`Sparse` column where most
     rows hold one value); ``thr`` codes into ``threads`` [(pid, tid)], ``ds`` into
-    ``devstreams`` [(device, stream)].
-    """
+    ``devstreams`` [(device, stream)]."""
 
     def __init__(self, **cols) -> None:
         self.side: dict = {}
@@ -65,17 +61,28 @@ class Columns:
 
 
 class Sparse(dict):
-    """A column whose rows mostly hold one value: ``{row: value}`` for the others;
-    ``column[row]`` of a row not in the dict is ``default``."""
+    """A column whose rows mostly hold one value (``default``) or the value of another column
+    (``default`` an array): ``{row: value}`` of the other rows. ``column[row]`` reads like an
+    array's, and ``numpy.asarray(column)`` gives the whole column (``n`` rows)."""
 
-    __slots__ = ("default",)
+    __slots__ = ("default", "n")
 
-    def __init__(self, default, items=()) -> None:
+    def __init__(self, default, n: int, items=()) -> None:
         super().__init__(items)
-        self.default = default
+        self.default, self.n = default, n
 
     def __missing__(self, row):
-        return self.default
+        d = self.default
+        return d if d.__class__ in (int, float) else d[row]
+
+    def __array__(self, dtype=None, copy=None):
+        import numpy as np
+
+        d = self.default
+        out = np.full(self.n, d) if d.__class__ in (int, float) else np.array(d, dtype=np.float64)
+        if self:
+            out[list(self.keys())] = list(self.values())
+        return out if dtype is None else out.astype(dtype, copy=False)
 
 
 def column_value(table, field: str, i: int):
@@ -90,8 +97,7 @@ def column_value(table, field: str, i: int):
 
 def _int_prop(field: str, pos: int, launch: bool | None = None):
     """An int field from the record's tuple or column ``field``. ``launch``: the ops' ``cs``
-    column holds the correlation of launch calls (True) and the sequence number of the
-    other events (False); the field is None for the other kind."""
+    column holds the correlation of launch calls (True), else the sequence number (False)."""
 
     def get(self):
         s = self._src
@@ -111,8 +117,7 @@ def _int_prop(field: str, pos: int, launch: bool | None = None):
 
 
 def _kind(base, cat: str):
-    """The subclass of ``base`` whose class attribute ``cat`` is ``cat`` (one per category,
-    cached): a record's category costs no slot (a record is one 16-byte size class smaller)."""
+    """The subclass of ``base`` whose class attribute ``cat`` is ``cat`` (cached): no slot."""
     k = base._kinds.get(cat)
     if k is None:
         k = base._kinds[cat] = type(base.__name__, (base,), {"__slots__": (), "cat": cat, "__module__": __name__})
@@ -149,17 +154,15 @@ class _Timed:
     @property
     def end(self) -> float:
         s = self._src
-        if s.__class__ is tuple:
-            return s[0] + s[1]
-        return s.ts[self.uid] + s.dur[self.uid]
+        return s[0] + s[1] if s.__class__ is tuple else s.ts[self.uid] + s.dur[self.uid]
 
 
 class Op(_Timed):
     """A CPU-side event: ``cpu_op``, ``user_annotation``, runtime/driver call (or python frame).
 
     ``parent``/``children`` nest events of one (pid, tid) by time (``children`` and
-    ``kernels``: tuples in a built tree, lists in records made later). ``kernels`` holds the GPU events launched
-    by this event itself: for a runtime call, the events it launched (plus, for a call
+    ``kernels``: tuples in a built tree, lists in records made later). ``kernels`` holds the
+    GPU events launched by this event itself: for a runtime call, the events it launched (plus, for a call
     outside any op, those of the launch calls nested in it); for a cpu_op or annotation,
     those of the launch calls nested in it (directly or through other launch calls),
     whether or not the tree made records for them ("direct kernels").
@@ -233,7 +236,7 @@ class Op(_Timed):
     def args(self) -> dict:
         return self._args if self._args is not None else _EMPTY
 
-    # -- perf_meta: written only by passes --------------------------------------------
+    # perf_meta: written only by passes
     @property
     def perf_meta(self):
         return self._meta if self._meta is not None else _EMPTY
@@ -243,7 +246,6 @@ class Op(_Timed):
             self._meta = {}
         self._meta[key] = value
 
-    # -- navigation -------------------------------------------------------------------
     def ancestors(self) -> Iterator["Op"]:
         p = self.parent
         while p is not None:
@@ -391,10 +393,7 @@ class GpuEvent(_Timed):
         charged to the event that started first; see :func:`perfreport.tree.link.stream_exclusive`).
         Equals ``dur`` for an event that overlaps nothing. The op tables sum this."""
         s = self._src
-        if s.__class__ is tuple:
-            return s[1]
-        e = s.excl.get(self.uid)  # only where it differs from dur
-        return s.dur[self.uid] if e is None else e
+        return s[1] if s.__class__ is tuple else s.excl[self.uid]
 
     def __repr__(self) -> str:
         return f"GpuEvent({self.uid}, {self.name[:40]!r}, {self.cat}, ts={self.ts}, dur={self.dur})"

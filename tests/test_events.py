@@ -98,3 +98,18 @@ def test_built_records_read_ids_devices_and_bytes_from_shared_columns(tmp_path):
     assert (mc.device, mc.stream, mc.nbytes, mc.correlation) == (1, 9, 4096, 3)
     assert (k.device, k.stream, k.nbytes, k.stream_time) == (1, 9, None, 2.0)
     assert mc.launch_call == (10.0, 5.0)
+
+
+def test_a_sparse_column_reads_like_an_array():
+    from array import array
+
+    import numpy as np
+
+    from perfreport.events import NONE, Sparse
+
+    dur = array("d", [1.0, 2.0, 3.0])
+    excl = Sparse(dur, 3, {1: 1.5})  # another column's value but where listed
+    assert (excl[0], excl[1], excl[2]) == (1.0, 1.5, 3.0)
+    assert np.asarray(excl).tolist() == [1.0, 1.5, 3.0] and dur[1] == 2.0
+    nb = Sparse(NONE, 3, {2: 64})  # one value but where listed
+    assert (nb[0], nb[2]) == (NONE, 64) and np.asarray(nb).dtype == np.int64

@@ -358,7 +358,7 @@ def _make_gpu(col: Collector, lname: np.ndarray, ints: list, lts=None, ldur=None
         ext=g.ext,
         nbytes=_sparse(g.nbytes, NONE),
         lname=_arr("i", lname),
-        excl=dict(zip(diff.tolist(), excl[diff].tolist())),
+        excl=Sparse(g.dur, len(g), zip(diff.tolist(), excl[diff].tolist())),  # dur but where overlapped
         ds=g.ds,
     )
     cols.lts = _arr("d", lts) if lts is not None else None
@@ -379,4 +379,4 @@ def _sparse(column: array, default: int):
     rows = np.flatnonzero(a != default)
     if rows.size * 4 >= a.size:
         return column
-    return Sparse(default, zip(rows.tolist(), a[rows].tolist()))
+    return Sparse(default, a.size, zip(rows.tolist(), a[rows].tolist()))
