@@ -148,11 +148,20 @@ def queue_depth(launch: np.ndarray, start: np.ndarray) -> tuple[int, float, floa
     del ok
     if launch.size == 0:
         return 0, 0.0, 0.0
-    t = np.concatenate([start, launch])
-    o = np.argsort(t, kind="stable")  # at equal times the starts (-1, first here) before the launches (+1)
-    t = t[o]
-    up = o >= start.size  # a launch
-    del o
+    # the launches and starts merged in time order, at equal times the starts (-1) first:
+    # a launch's place is its rank among the launches plus the starts at or before it
+    # (starts come sorted when they are one stream's events in ts order)
+    if start.size > 1 and not (start[1:] >= start[:-1]).all():
+        start = np.sort(start)
+    launch = np.sort(launch)
+    at = np.searchsorted(start, launch, side="right")
+    at += np.arange(launch.size)
+    t = np.empty(launch.size + start.size)
+    up = np.zeros(t.size, dtype=bool)  # a launch
+    up[at] = True
+    t[at] = launch
+    del at, launch
+    t[~up] = start
     depth = np.cumsum(up, dtype=np.int32)  # launches so far - starts so far
     depth -= np.arange(1, depth.size + 1, dtype=np.int32) - depth
     del up
