@@ -13,8 +13,8 @@ processes, the CPU seconds (user + system; median and best of ``--repeat`` runs,
 
 with this checkout on PYTHONPATH and, with ``--tree DIR``, the same for another checkout (say a
 ``git worktree`` of the previous release) in the same run. A second table: starts that read no
-trace (``perfreport --help``, ``perfreport archs``, ``analyze`` of a missing and of an empty file:
-what most of the test suite's ~140 CLI subprocesses cost). Bytecode is compiled first and may be
+trace (``perfreport --help``, ``perfreport archs``, ``analyze`` of a missing, an empty and a
+not-JSON file: what most of the test suite's ~140 CLI subprocesses cost). Bytecode is compiled first and may be
 written (PYTHONDONTWRITEBYTECODE is unset for the children), as after a pip install. The issue-21
 target: the whole run at most 0.5 s of CPU beyond interpreter start.
 """
@@ -86,11 +86,13 @@ def main() -> None:
                 [py, "-m", "compileall", "-q", str(tree / "perfreport")], check=True, stdout=subprocess.DEVNULL
             )
         (Path(d) / "empty.json").write_bytes(b"")
+        (Path(d) / "bad.json").write_bytes(b"not JSON")
         starts = {
             "perfreport --help": [py, "-m", "perfreport", "--help"],
             "perfreport archs": [py, "-m", "perfreport", "archs"],
             "analyze /nonexistent.json": [py, "-m", "perfreport", "analyze", "/nonexistent.json"],
             "analyze empty.json": [py, "-m", "perfreport", "analyze", str(Path(d) / "empty.json")],
+            "analyze bad.json (not JSON)": [py, "-m", "perfreport", "analyze", str(Path(d) / "bad.json")],
         }
         got: dict = {(name, k): [] for name, _ in trees for k in [*cmds, *starts]}
         rcs = {}

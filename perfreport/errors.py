@@ -8,8 +8,14 @@ import signal
 # characters that must not reach a terminal or a cell as they are: C0/C1 controls (ANSI
 # escapes start with ESC), bidi overrides (text that displays in another order than it
 # reads) and lone surrogates (not encodable as UTF-8)
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE = "[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 _LATIN1_CONTROLS = bytes(range(0x20)) + bytes(range(0x7F, 0xA0))  # what _UNSAFE matches below U+0100
+
+
+def unsafe() -> re.Pattern:
+    """:data:`_UNSAFE` compiled, on the first string that needs it (re caches it; compiling
+    the surrogate range costs 1-5 ms, which a command line start that prints nothing saves)."""
+    return re.compile(_UNSAFE)
 
 
 def _escape(m: re.Match) -> str:
@@ -32,8 +38,8 @@ def printable(s: str, keep_newlines: bool = False) -> str:
         if len(b.translate(None, _LATIN1_CONTROLS)) == len(b):
             return s
     if keep_newlines:
-        return "\n".join(_UNSAFE.sub(_escape, part) for part in s.split("\n"))
-    return _UNSAFE.sub(_escape, s)
+        return "\n".join(unsafe().sub(_escape, part) for part in s.split("\n"))
+    return unsafe().sub(_escape, s)
 
 
 class BadInput(Exception):

@@ -7,13 +7,17 @@ over it. :func:`load_tree` stops after the passes (for tests and tools that walk
 from __future__ import annotations
 
 import os
-from typing import BinaryIO, Callable, Iterable, Union
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable, Union
 
 from perfreport.errors import BadInput
-from perfreport.passes import run_passes
 from perfreport.read import read_trace
-from perfreport.report import Report, provenance, provenance_lines, trace_facts
-from perfreport.tree import TraceTree, build_tree
+
+if TYPE_CHECKING:
+    from perfreport.report import Report
+    from perfreport.tree import TraceTree
+
+# the later stages (tree, passes, tables: numpy and every model, ~0.25 CPU s) are imported once
+# the trace has been read, so a trace the reader refuses costs only the reader's imports
 
 TraceInput = Union[str, "os.PathLike[str]", BinaryIO]
 
@@ -35,6 +39,9 @@ def load_tree(
     each stage after the read starts (the CLI's progress display)."""
     stage = on_stage or (lambda _text: None)
     raw = read_trace(_spec(spec), keep_python=keep_python, on_progress=on_progress)
+    from perfreport.passes import run_passes
+    from perfreport.tree import build_tree
+
     warnings = list(raw.warnings)
     stage("building the tree")
     tree = build_tree(raw)
@@ -91,9 +98,6 @@ def analyze(
     process (lower peak RSS on big traces; a process-wide change, hence off unless asked;
     :mod:`perfreport.read.heap`).
     """
-    from perfreport.models.registry import load_user_models
-    from perfreport.tables import build_tables
-
     if basis not in ("peak", "achievable"):
         raise BadInput("--basis", f"must be peak or achievable, not {basis!r}")
     if not (isinstance(target_roofline, (int, float)) and 0 < target_roofline <= 1):
@@ -103,6 +107,8 @@ def analyze(
 
         heap.enable()
     for m in models:
+        from perfreport.models.registry import load_user_models
+
         _load_models_file(m, load_user_models)
     tree = load_tree(
         trace,
@@ -114,6 +120,9 @@ def analyze(
     )
     if on_stage is not None:
         on_stage("building the sheets")
+    from perfreport.report import Report, provenance, provenance_lines, trace_facts
+    from perfreport.tables import build_tables
+
     spec, arch_msg = _spec_for(tree, arch, basis)
     kept: dict = {}
     if spec is not None and basis == "achievable" and spec.peak_fallback:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from perfreport.tables.sheet import Sheet
+if TYPE_CHECKING:  # annotations only: command_line() and provenance() stay cheap for the CLI
+    from perfreport.tables.sheet import Sheet
 
 
 @dataclass(repr=False)

@@ -1,6 +1,7 @@
 """``perfreport analyze``: one trace (or several, one per rank) -> workbook, CSV, stdout, summary."""
 
-from __future__ import annotations
+# annotations stay objects (no `from __future__ import annotations`): typer reads this signature
+# at every start, and evaluating ~300 annotation strings cost it ~8 ms
 
 import sys
 from pathlib import Path
@@ -199,25 +200,22 @@ def analyze(
         _err("--with-html needs a workbook (-o FILE, or no --sheet); use --html FILE")
         raise typer.Exit(EXIT_BAD)
     html_path = html if html is not None else (xlsx.with_suffix(".html") if with_html else None)
-    show_progress = not quiet and sys.stderr.isatty()
     try:
         inputs = input_files(trace, graph_capture, arch, models, model_config)
         output_plan(inputs, xlsx, output is not None, html_path, html is not None, csv_dir).check()
-        # a missing or empty trace is refused before the pipeline is imported (~0.25 CPU s), unless
-        # the pipeline's own checks of --models files and --target-roofline come first
-        size = _size(trace) if (not models and 0 < target_roofline <= 100) or show_progress else None
     except BadInput as exc:
         _err(str(exc))
         raise typer.Exit(EXIT_BAD)
     err_console = LazyConsole(stderr=True)  # rich is imported when something is printed
     out_console = LazyConsole() if sys.stdout.isatty() else LazyConsole(width=180)
     decorate = (summary if summary is not None else (not quiet and sys.stdout.isatty())) and not to_stdout
+    show_progress = not quiet and sys.stderr.isatty()
     from perfreport.cli.outputs import print_lines, write_outputs
     from perfreport.cli.progress import StageProgress
     from perfreport.report import command_line
 
     try:
-        prog = StageProgress(err_console, size if show_progress else None, enabled=show_progress)
+        prog = StageProgress(err_console, _size(trace) if show_progress else None, enabled=show_progress)
         with prog:
             report = _analyze(
                 trace,
