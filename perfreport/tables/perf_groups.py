@@ -13,6 +13,7 @@ from perfreport.models.base import bounds
 from perfreport.models.registry import model_for, model_for_op
 from perfreport.tables import flags as fl
 from perfreport.tables.coverage import split_graph_kernels
+from perfreport.tables.op_times import event_columns
 from perfreport.tables.ops import KernelAcc, annotation_units, category
 from perfreport.tables.timeline import is_comm
 
@@ -160,19 +161,6 @@ def _kind(g) -> int:
     return _COMM if is_comm(g) else _PLAIN
 
 
-def _columns(flat, fields: dict) -> list:
-    """``[array of attribute a of each event of flat for a in fields.values()]``, gathered from
-    the tree's shared columns (``fields``: attribute -> column) when every event of ``flat``
-    reads from them (the usual case), else read one by one."""
-    n = len(flat)
-    src = flat[0]._src if n else None
-    if n and src.__class__ is not tuple and all(getattr(src, c, None) is not None for c in fields.values()):
-        if all(g._src is src for g in flat):
-            uid = np.fromiter((g.uid for g in flat), dtype=np.intp, count=n)
-            return [np.asarray(getattr(src, c), dtype=np.float64)[uid] for c in fields.values()]
-    return [np.fromiter((getattr(g, a) for g in flat), dtype=np.float64, count=n) for a in fields]
-
-
 def group_units(tree) -> dict:
     """{group key: _Group} of every unit of :func:`collect_units`.
 
@@ -238,7 +226,7 @@ def group_units(tree) -> dict:
 def _sums(flat, lens, unit_part, parts, graph_at, members, overlapped, cpu_times) -> None:
     """Fill each group's per-instance times and overlaps and each part's sums (see group_units)."""
     nu, npart = len(lens), len(parts)
-    d, durs = _columns(flat, {"stream_time": "excl", "dur": "dur"})  # stream time: same-stream overlap once
+    d, durs = event_columns(flat, {"stream_time": "excl", "dur": "dur"})  # stream time: same-stream overlap once
     unit = np.repeat(np.arange(nu), lens)
     pk = np.asarray(unit_part, dtype=np.intp)[unit] if nu else np.zeros(0, dtype=np.intp)
     kinds: dict = {}  # (name, cat) -> kind
