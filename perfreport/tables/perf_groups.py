@@ -14,7 +14,7 @@ from perfreport.models.registry import model_for, model_for_op
 from perfreport.tables import flags as fl
 from perfreport.tables.coverage import split_graph_kernels
 from perfreport.tables.op_times import event_columns
-from perfreport.tables.ops import KernelAcc, annotation_units, category
+from perfreport.tables.ops import KernelAcc, kernel_lists, annotation_units, category
 from perfreport.tables.timeline import is_comm
 
 LAUNCH = (RUNTIME, DRIVER)
@@ -261,27 +261,10 @@ def _sums(flat, lens, unit_part, parts, graph_at, members, overlapped, cpu_times
     for i in np.flatnonzero(kind == _HOST).tolist():
         p, nb = pk[i], flat[i].nbytes
         host_bytes[p] = None if nb is None or host_bytes[p] is None else host_bytes[p] + nb
-    acc = _kernel_lists(pk, code, durs, list(nsk), npart)
+    acc = kernel_lists(pk, code, durs, list(nsk), npart)
     for i, p in enumerate(parts):
         p.comm, p.mcpy, p.host, p.graph, p.host_bytes = comm[i], mcpy[i], host[i], graph[i], host_bytes[i]
         p.kacc.acc = acc[i]
-
-
-def _kernel_lists(pk, code, durs, keys: list, npart: int) -> list[dict]:
-    """Per part, :class:`KernelAcc`'s ``{(name, stream): [count, Σ dur]}`` in the order the
-    kernels first appear (``pk``: part of each kernel, ``code``: its index into ``keys``)."""
-    out: list = [{} for _ in range(npart)]
-    if not len(pk):
-        return out
-    nk = len(keys)
-    u, first, inv = np.unique(pk * nk + code, return_index=True, return_inverse=True)
-    count = np.bincount(inv).tolist()
-    total = np.bincount(inv, weights=durs).tolist()
-    u = u.tolist()
-    for j in np.argsort(first, kind="stable").tolist():
-        p, k = divmod(u[j], nk)
-        out[p][keys[k]] = [count[j], total[j]]
-    return out
 
 
 def split_group(grp: _Group):
