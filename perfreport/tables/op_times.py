@@ -58,11 +58,18 @@ class OpTimes:
         # uids index the arrays; after --steps (perfreport.tree.steps.restrict) they have holes.
         # Built in lists (a numpy scalar read or write costs ~5x a list's), the same additions.
         n = max((o.uid for o in tree.ops), default=-1) + 1
-        direct = [0.0] * n
         subtree = [0.0] * n
+        # direct: every op's kernels end to end, summed per op by np.bincount (in order, as
+        # kernel_time adds them)
+        flat: list = []
+        uids: list = []
         for o in tree.ops:
             if o.kernels:
-                direct[o.uid] = kernel_time(o.kernels)
+                flat.extend(o.kernels)
+                uids.extend([o.uid] * len(o.kernels))
+        (st,) = event_columns(flat, {"stream_time": "excl"})
+        direct = np.bincount(np.asarray(uids, dtype=np.intp), weights=st, minlength=n).tolist() if n else []
+        del flat, uids, st
         # post-order accumulation without recursion
         for root in tree.roots:
             stack = [(root, False)]
