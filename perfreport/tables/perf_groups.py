@@ -244,11 +244,12 @@ def _sums(flat, lens, unit_part, parts, graph_at, members, overlapped, cpu_times
         o = overlapped.get(g.uid)
         if o is not None:
             ov[i] = min(o, float(d[i]))  # its stream time caps what it is charged
-    times = np.bincount(unit, weights=d, minlength=nu).tolist() if cpu_times is None else cpu_times
-    overl = np.bincount(unit, weights=ov, minlength=nu).tolist()
+    times = np.bincount(unit, weights=d, minlength=nu) if cpu_times is None else None
+    overl = np.bincount(unit, weights=ov, minlength=nu)
     for grp, idx in members:
-        grp.times = [times[u] for u in idx]
-        grp.overlaps = [overl[u] for u in idx]
+        at = np.asarray(idx, dtype=np.intp)
+        grp.times = times[at].tolist() if times is not None else [cpu_times[u] for u in idx]
+        grp.overlaps = overl[at].tolist()
 
     def per_part(mask) -> list:
         return np.bincount(pk[mask], weights=d[mask], minlength=npart).tolist()
