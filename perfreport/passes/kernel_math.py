@@ -47,6 +47,7 @@ nothing, or disagree, gets nothing, and its model states the assumption.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from perfreport.passes import ops_needing, register_pass
 
@@ -172,6 +173,7 @@ def pair_math(a: str, b: str) -> str:
     return wide  # fp8 or fp6: kind::f8f6f4
 
 
+@lru_cache(maxsize=4096)  # a kernel name recurs on every step: the regexes once per name
 def classify_one(name: str) -> str | None:
     """The math one kernel name says (see :data:`FORMS`), or None."""
     m = _BMM.search(name)

@@ -10,7 +10,7 @@ from perfreport.tables.conservation import check_conservation, check_total
 from perfreport.tables.fix_first import fix_first
 from perfreport.tables.gpu_arrays import gpu_arrays
 from perfreport.tables.idle import idle_time
-from perfreport.tables.kernels import kernel_summary, short_kernels
+from perfreport.tables.kernels import gpu_parents, kernel_summary, short_kernels
 from perfreport.tables.op_times import OpTimes, gpu_time
 from perfreport.tables.ops import ops_summary, ops_summary_by_category, ops_unique_args
 from perfreport.tables.launches import launch_queue, launch_stats
@@ -58,8 +58,10 @@ def build_tables(
     sheets.append(summ)
     sheets.append(ops_unique_args(tree, times))
     if tree.gpu:
-        sheets.append(kernel_summary(tree, total))
-        sheets.append(short_kernels(tree, total, short_kernel_us))
+        parents = gpu_parents(tree)  # both kernel sheets group on it
+        sheets.append(kernel_summary(tree, total, parents))
+        sheets.append(short_kernels(tree, total, short_kernel_us, parents))
+        del parents
     coverage = None
     if perf:
         from perfreport.tables.perf import perf_tables

@@ -1,25 +1,20 @@
 """Kernel sheets: ``kernel_summary`` and ``short_kernels``.
 
-Durations are grouped in ``array('d')`` (8 bytes a kernel, not a float object and a list slot).
+Each GPU event's parent op is found once for both sheets (:func:`gpu_parents`); durations and
+stream times are gathered from the tree's columns and grouped by one stable sort (a group's
+values in event order, so its statistics are those of the per-group arrays built before).
 """
 
 from __future__ import annotations
 
-from array import array
-from collections import defaultdict
-from functools import partial
-
 import numpy as np
 
 from perfreport.events import CPU_OP
-from perfreport.tables.op_times import LAUNCH, gpu_time
+from perfreport.tables.op_times import LAUNCH, event_columns, gpu_time
 from perfreport.tables.ops import UNLINKED, category, kernel_category
 from perfreport.tables.columns import INT, PCT, US
 from perfreport.tables.sheet import Sheet, fmt_dims, fmt_list
 from perfreport.tables import columns as C
-
-
-_durations = partial(array, "d")
 
 
 def parent_op(g):
@@ -32,47 +27,61 @@ def parent_op(g):
     return op.name, category(op)
 
 
-def _parents():
-    """``parent_op`` with what depends on the op alone read once per op (its name and its
-    category: a registry lookup), for the loops over every GPU event."""
+def gpu_parents(tree) -> list[tuple]:
+    """``(op, (parent op name, its category))`` of each event of ``tree.gpu`` (``op``:
+    :attr:`GpuEvent.op`), what depends on the op alone read once per op (its name, and its
+    category: a registry lookup); both kernel sheets group on it."""
     by_op: dict = {}
-
-    def parent(g):
+    out = []
+    for g in tree.gpu:
         op = g.op
         if op is None or (op.cat != CPU_OP and op.cat not in LAUNCH):
-            return parent_op(g)  # unlinked, a launch outside any op, an annotation's kernel
+            out.append((op, parent_op(g)))  # unlinked, a launch outside any op, an annotation's kernel
+            continue
         got = by_op.get(id(op))
         if got is None:
             got = by_op[id(op)] = (op.name, category(op))
-        return got
+        out.append((op, got))
+    return out
 
-    return parent
+
+def _by_group(gid: np.ndarray, n: int, values: np.ndarray) -> list[np.ndarray]:
+    """``values`` split by group id (0..n-1), each group's values in event order."""
+    order = np.argsort(gid, kind="stable")
+    ends = np.cumsum(np.bincount(gid, minlength=n)).tolist()
+    v = values[order]
+    return [v[a:b] for a, b in zip([0] + ends[:-1], ends)]
 
 
-def kernel_summary(tree, total_time_us: float) -> Sheet:
+def kernel_summary(tree, total_time_us: float, parents: list | None = None) -> Sheet:
     """Per (parent op, kernel name, stream): duration statistics and shares.
 
     ``sum`` is stream time (overlap with an earlier event on the same stream counted once,
     as in the op tables, so the sheet sums to the GPU time); mean / median / min / max are
-    of the kernels' own durations.
+    of the kernels' own durations. ``parents``: :func:`gpu_parents` of the tree, if made.
     """
-    groups: dict = defaultdict(_durations)
-    cats, excl = {}, {}
-    parent = _parents()
-    for g in tree.gpu:
-        pname, pcat = parent(g)
+    gpu = tree.gpu
+    code: dict = {}
+    cats: list = []
+    gid = np.empty(len(gpu), dtype=np.intp)
+    for i, (g, (_, (pname, pcat))) in enumerate(zip(gpu, parents or gpu_parents(tree))):
         key = (pname, g.name, g.stream)
-        groups[key].append(g.dur)
-        excl[key] = excl.get(key, 0.0) + g.stream_time
-        cats[key] = pcat
+        c = code.get(key)
+        if c is None:
+            c = code[key] = len(cats)
+            cats.append(pcat)
+        else:
+            cats[c] = pcat  # the last event's, as a dict of keys would keep
+        gid[i] = c
+    dur, st = event_columns(gpu, {"dur": "dur", "stream_time": "excl"})
+    excl = np.bincount(gid, weights=st, minlength=len(cats)).tolist()  # in event order, as a running sum
     ksum = gpu_time(tree)
     rows = []
-    for (pname, kname, stream), durs in groups.items():
-        d = np.asarray(durs)
-        t = excl[(pname, kname, stream)]
+    for (pname, kname, stream), c, d in zip(code, range(len(cats)), _by_group(gid, len(cats), dur)):
+        t = excl[c]
         rows.append(
             {
-                C.PARENT_OP_CATEGORY: cats[(pname, kname, stream)],
+                C.PARENT_OP_CATEGORY: cats[c],
                 C.PARENT_OP: pname,
                 C.KERNEL: kname,
                 C.STREAM: stream,
@@ -109,25 +118,27 @@ def kernel_summary(tree, total_time_us: float) -> Sheet:
     return Sheet.from_records("kernel_summary", rows, cols, fm)
 
 
-def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0) -> Sheet:
-    """Kernels shorter than ``threshold_us``, grouped by parent op, its inputs and kernel name."""
-    groups: dict = defaultdict(_durations)
-    info = {}
-    parent = _parents()
-    for g in tree.gpu:
-        d = g.dur
-        if d >= threshold_us:
-            continue
-        op = g.op
-        pname = parent(g)[0]
+def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0, parents: list | None = None) -> Sheet:
+    """Kernels shorter than ``threshold_us``, grouped by parent op, its inputs and kernel name
+    (``parents``: :func:`gpu_parents` of the tree, if made)."""
+    gpu = tree.gpu
+    (dur,) = event_columns(gpu, {"dur": "dur"})
+    short = np.flatnonzero(~(dur >= threshold_us)).tolist()
+    par = parents or gpu_parents(tree)
+    code: dict = {}
+    info = []
+    gid = np.empty(len(short), dtype=np.intp)
+    for i, e in enumerate(short):
+        op, (pname, _) = par[e]
         a = op.args if op is not None else {}
-        key = (pname, id(a), g.name)
-        groups[key].append(d)
-        info[key] = a
+        key = (pname, id(a), gpu[e].name)
+        c = code.get(key)
+        if c is None:
+            c = code[key] = len(info)
+            info.append(a)
+        gid[i] = c
     rows = []
-    for (pname, _, kname), durs in groups.items():
-        a = info[(pname, _, kname)]
-        d = np.asarray(durs)
+    for (pname, _, kname), a, d in zip(code, info, _by_group(gid, len(info), dur[short])):
         rows.append(
             {
                 C.PARENT_OP: pname,

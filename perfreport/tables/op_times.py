@@ -21,8 +21,24 @@ def kernel_time(kernels) -> float:
 
 
 def gpu_time(tree) -> float:
-    """Σ stream time of every GPU event of the trace (µs): what the op tables add up to."""
-    return kernel_time(tree.gpu)
+    """Σ stream time of every GPU event of the trace (µs): what the op tables add up to (the
+    stream times gathered at once, added one by one in order as :func:`kernel_time` does)."""
+    (st,) = event_columns(tree.gpu, {"stream_time": "excl"})
+    return sum(st.tolist()) if len(st) else 0.0
+
+
+def event_columns(events, fields: dict) -> list:
+    """``[float64 array of attribute a of each of events, for a in fields]``; ``fields`` maps
+    an attribute of :class:`~perfreport.events.GpuEvent` to the tree's column that holds it.
+    Gathered from the shared columns when every event reads from them (the usual case), else
+    read one by one (records made outside the tree build: tests, graph-capture clones)."""
+    n = len(events)
+    src = events[0]._src if n else None
+    if n and src.__class__ is not tuple and all(getattr(src, c, None) is not None for c in fields.values()):
+        if all(g._src is src for g in events):
+            uid = np.fromiter((g.uid for g in events), dtype=np.intp, count=n)
+            return [np.asarray(getattr(src, c), dtype=np.float64)[uid] for c in fields.values()]
+    return [np.fromiter((getattr(g, a) for g in events), dtype=np.float64, count=n) for a in fields]
 
 
 def owns(o) -> bool:
@@ -42,11 +58,18 @@ class OpTimes:
         # uids index the arrays; after --steps (perfreport.tree.steps.restrict) they have holes.
         # Built in lists (a numpy scalar read or write costs ~5x a list's), the same additions.
         n = max((o.uid for o in tree.ops), default=-1) + 1
-        direct = [0.0] * n
         subtree = [0.0] * n
+        # direct: every op's kernels end to end, summed per op by np.bincount (in order, as
+        # kernel_time adds them)
+        flat: list = []
+        uids: list = []
         for o in tree.ops:
             if o.kernels:
-                direct[o.uid] = kernel_time(o.kernels)
+                flat.extend(o.kernels)
+                uids.extend([o.uid] * len(o.kernels))
+        (st,) = event_columns(flat, {"stream_time": "excl"})
+        direct = np.bincount(np.asarray(uids, dtype=np.intp), weights=st, minlength=n).tolist() if n else []
+        del flat, uids, st
         # post-order accumulation without recursion
         for root in tree.roots:
             stack = [(root, False)]

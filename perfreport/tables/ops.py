@@ -16,7 +16,7 @@ import numpy as np
 
 from perfreport.events import CPU_OP, DRIVER, MEMCPY, MEMSET, RUNTIME
 from perfreport.models.registry import category_of
-from perfreport.tables.op_times import OpTimes, gpu_time, kernel_time
+from perfreport.tables.op_times import OpTimes, event_columns, gpu_time, kernel_time
 from perfreport.tables.timeline import is_comm_name
 from perfreport.tables.columns import INT, PCT, US
 from perfreport.tables.sheet import Sheet, fmt_dims, fmt_list, rank
@@ -28,9 +28,10 @@ UNLINKED = "(unlinked GPU events)"
 def _op_rows(tree, times: OpTimes):
     """(name, category, direct, subtree, cpu_dur, op) for each op that matters."""
     has_gpu = bool(tree.gpu)
+    sub = times.subtree.tolist()  # a list reads faster than numpy scalars
     for o in tree.ops:
         if o.cat == CPU_OP:
-            if not has_gpu or times.subtree[o.uid] > 0 or o.kernels:
+            if not has_gpu or sub[o.uid] > 0 or o.kernels:
                 yield o
         elif o.kernels and (o.cat not in (RUNTIME, DRIVER) or o.parent is None):
             yield o
@@ -94,20 +95,22 @@ def category(o, kernels=None) -> str:
 
 def ops_summary(tree, times: OpTimes) -> Sheet:
     agg: dict = defaultdict(lambda: [0, 0.0, 0.0, 0.0, ""])
+    direct, sub = times.direct.tolist(), times.subtree.tolist()  # lists read faster than numpy scalars
     for o in _op_rows(tree, times):
         a = agg[o.name]
         a[0] += 1
-        a[1] += times.direct[o.uid]
-        a[2] += times.subtree[o.uid]
+        a[1] += direct[o.uid]
+        a[2] += sub[o.uid]
         a[3] += o.dur
         a[4] = a[4] or category(o)
+    f64 = np.float64  # the same sums, typed as when added from the arrays
     rows = [
         {
             C.NAME: k,
             C.CATEGORY: v[4],
             C.COUNT: v[0],
-            C.DIRECT_KERNEL_TIME_US: v[1],
-            C.SUBTREE_KERNEL_TIME_US: v[2],
+            C.DIRECT_KERNEL_TIME_US: f64(v[1]),
+            C.SUBTREE_KERNEL_TIME_US: f64(v[2]),
             C.CPU_TIME_US: v[3],
         }
         for k, v in agg.items()
@@ -200,11 +203,48 @@ class KernelAcc:
         return "; ".join(f"{n} [stream {s}] x{c}, mean {t / c:.3f} µs" for (n, s), (c, t) in self.acc.items())
 
 
-def kernels_summary_text(kernel_lists) -> str:
+def kernels_summary_text(lists) -> str:
     acc = KernelAcc()
-    for ks in kernel_lists:
+    for ks in lists:
         acc.add(ks)
     return acc.text()
+
+
+def kernel_lists(pk, code, durs, keys: list, npart: int) -> list[dict]:
+    """Per part, :class:`KernelAcc`'s ``{(name, stream): [count, Σ dur]}`` in the order the
+    kernels first appear (``pk``: part of each kernel, ``code``: its index into ``keys``)."""
+    out: list = [{} for _ in range(npart)]
+    if not len(pk):
+        return out
+    nk = len(keys)
+    u, first, inv = np.unique(pk * nk + code, return_index=True, return_inverse=True)
+    count = np.bincount(inv).tolist()
+    total = np.bincount(inv, weights=durs).tolist()
+    u = u.tolist()
+    for j in np.argsort(first, kind="stable").tolist():
+        p, k = divmod(u[j], nk)
+        out[p][keys[k]] = [count[j], total[j]]
+    return out
+
+
+def _kernel_texts(groups: list) -> list[str]:
+    """:func:`kernels_summary_text` of each group's ops' kernels, for all groups at once."""
+    flat: list = []
+    grp: list = []
+    for gi, ops in enumerate(groups):
+        for o in ops:
+            if o.kernels:
+                flat.extend(o.kernels)
+                grp.extend([gi] * len(o.kernels))
+    keys: dict = {}
+    code = np.fromiter((keys.setdefault((k.name, k.stream), len(keys)) for k in flat), dtype=np.intp, count=len(flat))
+    (durs,) = event_columns(flat, {"dur": "dur"})
+    out = []
+    for acc in kernel_lists(np.asarray(grp, dtype=np.intp), code, durs, list(keys), len(groups)):
+        ka = KernelAcc()
+        ka.acc = acc
+        out.append(ka.text())
+    return out
 
 
 def ops_unique_args(tree, times: OpTimes) -> Sheet:
@@ -214,7 +254,8 @@ def ops_unique_args(tree, times: OpTimes) -> Sheet:
         key = (o.name, id(a) if a else 0)  # args dicts are interned by the reader
         groups[key].append(o)
     rows = []
-    for (name, _), ops in groups.items():
+    texts = _kernel_texts(list(groups.values()))
+    for ((name, _), ops), text in zip(groups.items(), texts):
         o0 = ops[0]
         a = o0.args
         uid = np.fromiter((o.uid for o in ops), dtype=np.intp, count=len(ops))
@@ -239,7 +280,7 @@ def ops_unique_args(tree, times: OpTimes) -> Sheet:
                 C.SUBTREE_KERNEL_TIME_SUM_US: s.sum(),
                 C.CPU_TIME_MEAN_US: cpu.mean(),
                 C.CPU_TIME_SUM_US: cpu.sum(),
-                C.KERNELS: kernels_summary_text(o.kernels or [] for o in ops),
+                C.KERNELS: text,
                 C.EXAMPLE_TS_US: o0.ts,
             }
         )

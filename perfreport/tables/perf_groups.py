@@ -13,7 +13,8 @@ from perfreport.models.base import bounds
 from perfreport.models.registry import model_for, model_for_op
 from perfreport.tables import flags as fl
 from perfreport.tables.coverage import split_graph_kernels
-from perfreport.tables.ops import KernelAcc, annotation_units, category
+from perfreport.tables.op_times import event_columns
+from perfreport.tables.ops import KernelAcc, kernel_lists, annotation_units, category
 from perfreport.tables.timeline import is_comm
 
 LAUNCH = (RUNTIME, DRIVER)
@@ -69,10 +70,11 @@ class Eval:
 class _Part:
     """Instances of a group that share a kernel list and a layer parity."""
 
-    __slots__ = ("op0", "kacc", "comm", "mcpy", "host", "graph", "host_bytes")
+    __slots__ = ("op0", "kacc", "comm", "mcpy", "host", "graph", "host_bytes", "ix")
 
-    def __init__(self, op0):
+    def __init__(self, op0, ix: int = 0):
         self.op0 = op0
+        self.ix = ix  # its index among the parts of group_units
         self.kacc = KernelAcc()
         self.comm = self.mcpy = self.host = self.graph = 0.0
         self.host_bytes: float | None = 0.0  # Σ recorded bytes of its host copies; None: one unrecorded
@@ -153,32 +155,31 @@ def collect_units(tree):
 _PLAIN, _COPY, _HOST, _COMM = range(4)
 
 
-def _event(g, overlapped: dict) -> tuple:
-    """What the grouping reads of one GPU event, read once: (stream time, kind, µs charged
-    while other streams ran, launched by a graph launch, (name, stream), dur, bytes)."""
-    d = g.stream_time  # same-stream overlap counted once
+def _kind(g) -> int:
     if g.cat == MEMCPY or g.cat == MEMSET:
-        kind = _HOST if fl.is_host_copy(g) else _COPY
-    else:
-        kind = _COMM if is_comm(g) else _PLAIN
-    o = overlapped.get(g.uid)
-    ovl = 0.0 if o is None else min(o, d)  # its stream time caps what it is charged
-    return d, kind, ovl, "GraphLaunch" in (g.launch_name or ""), (g.name, g.stream), g.dur, g.nbytes
+        return _HOST if fl.is_host_copy(g) else _COPY
+    return _COMM if is_comm(g) else _PLAIN
 
 
 def group_units(tree) -> dict:
     """{group key: _Group} of every unit of :func:`collect_units`.
 
-    Each GPU event's fields are read once (:func:`_event`, by identity); a unit's time, its
-    part's copy / communication / graph time and kernel list are then sums over its kernels in
-    their order (the same additions as summing each field per unit, so the same figures)."""
+    The units' kernels are laid end to end once; each unit's time and overlap and each part's
+    copy / communication / graph time and kernel list are then sums over them with
+    ``np.bincount``, which adds in order, as summing per unit did, so the figures are the same."""
     has_gpu = bool(tree.gpu)
     overlapped = fl.cross_stream_overlap_us(tree.gpu) if has_gpu else {}
-    events: dict = {}
     cache: dict = {}
     groups: dict = {}
     sig_ids: dict = {}
     names = attrgetter("name")
+    flat: list = []  # every unit's kernels, unit after unit
+    lens: list = []  # kernels per unit
+    cpu_times: list = []  # per unit: the op's duration (traces without GPU events)
+    unit_part: list = []  # part index of each unit
+    parts: list = []  # part index -> _Part
+    graph_at: list = []  # positions in flat of graph-launched kernels of unmodelled units
+    members: list = []  # (group, its unit indices)
     for op, name, ks, cls in collect_units(tree):
         ev = None
         if cls is not None:
@@ -199,41 +200,72 @@ def group_units(tree) -> dict:
         grp = groups.get(gkey)
         if grp is None:
             grp = groups[gkey] = _Group(op, ev)
+            members.append((grp, []))
+            grp.times = members[-1][1]  # unit indices for now; their times below
         sig = sig_ids.setdefault(tuple(map(names, ks)), len(sig_ids))
-        pkey = (sig, len(grp.times) % 2)
+        pkey = (sig, len(grp.sigs) % 2)
         part = grp.parts.get(pkey)
         if part is None:
-            part = grp.parts[pkey] = _Part(op)
-        acc = part.kacc.acc
-        t = 0
-        ovl = 0.0
-        for g in ks:
-            e = events.get(id(g))
-            if e is None:
-                e = events[id(g)] = _event(g, overlapped)
-            d, kind, ov, graph, nsk, dur, nb = e
-            t += d
-            a = acc.get(nsk)  # KernelAcc.add
-            if a is None:
-                acc[nsk] = [1, dur]
-            else:
-                a[0] += 1
-                a[1] += dur
-            if kind:
-                if kind == _COMM:
-                    part.comm += d
-                else:
-                    part.mcpy += d
-                    if kind == _HOST:
-                        part.host += d
-                        part.host_bytes = None if nb is None or part.host_bytes is None else part.host_bytes + nb
-            ovl += ov
-            if graph and cls is None:
-                part.graph += d
-        grp.times.append((t if ks else 0.0) if has_gpu else op.dur)  # op_times.kernel_time
+            part = grp.parts[pkey] = _Part(op, len(parts))
+            parts.append(part)
+        if cls is None:
+            for i, g in enumerate(ks):
+                if "GraphLaunch" in (g.launch_name or ""):
+                    graph_at.append(len(flat) + i)
+        grp.times.append(len(lens))
         grp.sigs.append(sig)
-        grp.overlaps.append(ovl)
+        unit_part.append(part.ix)
+        lens.append(len(ks))
+        flat.extend(ks)
+        if not has_gpu:
+            cpu_times.append(op.dur)
+    _sums(flat, lens, unit_part, parts, graph_at, members, overlapped, cpu_times if not has_gpu else None)
     return groups
+
+
+def _sums(flat, lens, unit_part, parts, graph_at, members, overlapped, cpu_times) -> None:
+    """Fill each group's per-instance times and overlaps and each part's sums (see group_units)."""
+    nu, npart = len(lens), len(parts)
+    d, durs = event_columns(flat, {"stream_time": "excl", "dur": "dur"})  # stream time: same-stream overlap once
+    unit = np.repeat(np.arange(nu), lens)
+    pk = np.asarray(unit_part, dtype=np.intp)[unit] if nu else np.zeros(0, dtype=np.intp)
+    kinds: dict = {}  # (name, cat) -> kind
+    nsk: dict = {}  # (name, stream) -> code
+    kind = np.empty(len(flat), dtype=np.int8)
+    code = np.empty(len(flat), dtype=np.intp)
+    ov = np.zeros(len(flat))
+    for i, g in enumerate(flat):
+        key = (g.name, g.cat)
+        k = kinds.get(key)
+        if k is None:
+            k = kinds[key] = _kind(g)
+        kind[i] = k
+        code[i] = nsk.setdefault((g.name, g.stream), len(nsk))
+        o = overlapped.get(g.uid)
+        if o is not None:
+            ov[i] = min(o, float(d[i]))  # its stream time caps what it is charged
+    times = np.bincount(unit, weights=d, minlength=nu) if cpu_times is None else None
+    overl = np.bincount(unit, weights=ov, minlength=nu)
+    for grp, idx in members:
+        at = np.asarray(idx, dtype=np.intp)
+        grp.times = times[at].tolist() if times is not None else [cpu_times[u] for u in idx]
+        grp.overlaps = overl[at].tolist()
+
+    def per_part(mask) -> list:
+        return np.bincount(pk[mask], weights=d[mask], minlength=npart).tolist()
+
+    comm = per_part(kind == _COMM)
+    mcpy = per_part((kind == _COPY) | (kind == _HOST))
+    host = per_part(kind == _HOST)
+    graph = per_part(np.asarray(graph_at, dtype=np.intp)) if graph_at else [0.0] * npart
+    host_bytes: list = [0.0] * npart  # Σ recorded bytes of a part's host copies; None: one unrecorded
+    for i in np.flatnonzero(kind == _HOST).tolist():
+        p, nb = pk[i], flat[i].nbytes
+        host_bytes[p] = None if nb is None or host_bytes[p] is None else host_bytes[p] + nb
+    acc = kernel_lists(pk, code, durs, list(nsk), npart)
+    for i, p in enumerate(parts):
+        p.comm, p.mcpy, p.host, p.graph, p.host_bytes = comm[i], mcpy[i], host[i], graph[i], host_bytes[i]
+        p.kacc.acc = acc[i]
 
 
 def split_group(grp: _Group):

@@ -22,6 +22,7 @@ import numpy as np
 
 from perfreport.events import KERNEL, MEMCPY, MEMSET
 from perfreport.tables.columns import PCT
+from perfreport.tables.op_times import event_columns
 from perfreport.tables.sheet import Sheet
 from perfreport.tables import columns as C
 
@@ -114,10 +115,17 @@ def gpu_timeline(tree, include_unlinked: bool = True) -> Sheet:
         dtype=np.int32,
         count=n,
     )
-    ts = np.fromiter((g.ts for g in gpu), dtype=np.float64, count=n)
-    te = np.fromiter((g.dur for g in gpu), dtype=np.float64, count=n)
+    ts, te = event_columns(gpu, {"ts": "ts", "dur": "dur"})
     te += ts
-    kind = np.fromiter(map(_kind, gpu), dtype=np.int8, count=n)
+    kinds: dict = {}  # (category, name) -> kind: the comm test is a regex on the name
+
+    def kind_of(g) -> int:
+        k = kinds.get((g.cat, g.name))
+        if k is None:
+            k = kinds[(g.cat, g.name)] = _kind(g)
+        return k
+
+    kind = np.fromiter(map(kind_of, gpu), dtype=np.int8, count=n)
     rows = []
     for d in sorted(codes, key=str):
         k = codes[d]
