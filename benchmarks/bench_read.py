@@ -59,7 +59,10 @@ _MEASURE = (
 
 def measure(cmd: list[str], tree: Path = ROOT) -> tuple[int, float, float, float]:
     env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True, check=True, env=env)
+    # run in the checkout: ``python -c`` / ``-m`` put the working directory first on sys.path
+    out = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True, check=True, env=env, cwd=tree
+    )
     rc, wall, cpu, rss_kb = out.stdout.split()
     return int(rc), float(wall), float(cpu), int(rss_kb) / 1024.0
 
