@@ -7,6 +7,8 @@ values in event order, so its statistics are those of the per-group arrays built
 
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
 
 from perfreport.events import CPU_OP
@@ -27,22 +29,32 @@ def parent_op(g):
     return op.name, category(op)
 
 
-def gpu_parents(tree) -> list[tuple]:
-    """``(op, (parent op name, its category))`` of each event of ``tree.gpu`` (``op``:
-    :attr:`GpuEvent.op`), what depends on the op alone read once per op (its name, and its
-    category: a registry lookup); both kernel sheets group on it."""
-    by_op: dict = {}
-    out = []
+def gpu_parents(tree) -> tuple[list, array, list]:
+    """``(ops, code, table)``: for each event of ``tree.gpu`` its :attr:`GpuEvent.op` and the
+    index ``code[i]`` of its (parent op name, category) in ``table``; what depends on the op
+    alone is read once per op (its name, and its category: a registry lookup). Both kernel
+    sheets group on it (C ints per event, not a tuple each: the peak stays down)."""
+    by_op: dict = {}  # id(op) -> code
+    index: dict = {}  # (name, category) -> code
+    table: list = []
+    ops: list = []
+    code = array("i")
     for g in tree.gpu:
         op = g.op
-        if op is None or (op.cat != CPU_OP and op.cat not in LAUNCH):
-            out.append((op, parent_op(g)))  # unlinked, a launch outside any op, an annotation's kernel
-            continue
-        got = by_op.get(id(op))
-        if got is None:
-            got = by_op[id(op)] = (op.name, category(op))
-        out.append((op, got))
-    return out
+        ops.append(op)
+        per_op = op is not None and (op.cat == CPU_OP or op.cat in LAUNCH)
+        c = by_op.get(id(op)) if per_op else None
+        if c is None:
+            # an op's row once; an unlinked event, a launch outside any op or an annotation's kernel each time
+            key = (op.name, category(op)) if per_op else parent_op(g)
+            c = index.get(key)
+            if c is None:
+                c = index[key] = len(table)
+                table.append(key)
+            if per_op:
+                by_op[id(op)] = c
+        code.append(c)
+    return ops, code, table
 
 
 def _by_group(gid: np.ndarray, n: int, values: np.ndarray) -> list[np.ndarray]:
@@ -64,7 +76,9 @@ def kernel_summary(tree, total_time_us: float, parents: list | None = None) -> S
     code: dict = {}
     cats: list = []
     gid = np.empty(len(gpu), dtype=np.intp)
-    for i, (g, (_, (pname, pcat))) in enumerate(zip(gpu, parents or gpu_parents(tree))):
+    _, pcode, table = parents or gpu_parents(tree)
+    for i, (g, p) in enumerate(zip(gpu, pcode)):
+        pname, pcat = table[p]
         key = (pname, g.name, g.stream)
         c = code.get(key)
         if c is None:
@@ -124,12 +138,12 @@ def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0, parent
     gpu = tree.gpu
     (dur,) = event_columns(gpu, {"dur": "dur"})
     short = np.flatnonzero(~(dur >= threshold_us)).tolist()
-    par = parents or gpu_parents(tree)
+    ops, pcode, table = parents or gpu_parents(tree)
     code: dict = {}
     info = []
     gid = np.empty(len(short), dtype=np.intp)
     for i, e in enumerate(short):
-        op, (pname, _) = par[e]
+        op, pname = ops[e], table[pcode[e]][0]
         a = op.args if op is not None else {}
         key = (pname, id(a), gpu[e].name)
         c = code.get(key)

@@ -3,6 +3,7 @@ arguments, and a bimodal group split by its kernels or layer parity (see :mod:`.
 
 from __future__ import annotations
 
+from array import array
 from operator import attrgetter
 
 import numpy as np
@@ -173,10 +174,11 @@ def group_units(tree) -> dict:
     groups: dict = {}
     sig_ids: dict = {}
     names = attrgetter("name")
+    # (per unit and per kernel: C arrays, not Python ints, to keep the peak down)
     flat: list = []  # every unit's kernels, unit after unit
-    lens: list = []  # kernels per unit
+    lens = array("i")  # kernels per unit
     cpu_times: list = []  # per unit: the op's duration (traces without GPU events)
-    unit_part: list = []  # part index of each unit
+    unit_part = array("i")  # part index of each unit
     parts: list = []  # part index -> _Part
     graph_at: list = []  # positions in flat of graph-launched kernels of unmodelled units
     members: list = []  # (group, its unit indices)
@@ -200,7 +202,7 @@ def group_units(tree) -> dict:
         grp = groups.get(gkey)
         if grp is None:
             grp = groups[gkey] = _Group(op, ev)
-            members.append((grp, []))
+            members.append((grp, array("i")))
             grp.times = members[-1][1]  # unit indices for now; their times below
         sig = sig_ids.setdefault(tuple(map(names, ks)), len(sig_ids))
         pkey = (sig, len(grp.sigs) % 2)
@@ -227,12 +229,12 @@ def _sums(flat, lens, unit_part, parts, graph_at, members, overlapped, cpu_times
     """Fill each group's per-instance times and overlaps and each part's sums (see group_units)."""
     nu, npart = len(lens), len(parts)
     d, durs = event_columns(flat, {"stream_time": "excl", "dur": "dur"})  # stream time: same-stream overlap once
-    unit = np.repeat(np.arange(nu), lens)
-    pk = np.asarray(unit_part, dtype=np.intp)[unit] if nu else np.zeros(0, dtype=np.intp)
+    unit = np.repeat(np.arange(nu, dtype=np.int32), np.frombuffer(lens, dtype=np.int32))
+    pk = np.frombuffer(unit_part, dtype=np.int32)[unit]
     kinds: dict = {}  # (name, cat) -> kind
     nsk: dict = {}  # (name, stream) -> code
     kind = np.empty(len(flat), dtype=np.int8)
-    code = np.empty(len(flat), dtype=np.intp)
+    code = np.empty(len(flat), dtype=np.int32)
     ov = np.zeros(len(flat))
     for i, g in enumerate(flat):
         key = (g.name, g.cat)
@@ -244,24 +246,24 @@ def _sums(flat, lens, unit_part, parts, graph_at, members, overlapped, cpu_times
         o = overlapped.get(g.uid)
         if o is not None:
             ov[i] = min(o, float(d[i]))  # its stream time caps what it is charged
-    times = np.bincount(unit, weights=d, minlength=nu) if cpu_times is None else None
-    overl = np.bincount(unit, weights=ov, minlength=nu)
-    for grp, idx in members:
-        at = np.asarray(idx, dtype=np.intp)
-        grp.times = times[at].tolist() if times is not None else [cpu_times[u] for u in idx]
-        grp.overlaps = overl[at].tolist()
-
-    def per_part(mask) -> list:
-        return np.bincount(pk[mask], weights=d[mask], minlength=npart).tolist()
-
-    comm = per_part(kind == _COMM)
-    mcpy = per_part((kind == _COPY) | (kind == _HOST))
-    host = per_part(kind == _HOST)
-    graph = per_part(np.asarray(graph_at, dtype=np.intp)) if graph_at else [0.0] * npart
     host_bytes: list = [0.0] * npart  # Σ recorded bytes of a part's host copies; None: one unrecorded
     for i in np.flatnonzero(kind == _HOST).tolist():
         p, nb = pk[i], flat[i].nbytes
         host_bytes[p] = None if nb is None or host_bytes[p] is None else host_bytes[p] + nb
+    flat.clear()  # (the caller's list: nothing reads it after this)
+    times = np.bincount(unit, weights=d, minlength=nu) if cpu_times is None else None
+    overl = np.bincount(unit, weights=ov, minlength=nu)
+    del unit
+    for grp, idx in members:
+        at = np.frombuffer(idx, dtype=np.int32)
+        grp.times = times[at].tolist() if times is not None else [cpu_times[u] for u in idx]
+        grp.overlaps = overl[at].tolist()
+    del times, overl, ov, members
+
+    graph_idx = np.asarray(graph_at, dtype=np.intp)
+    masks = (kind == _COMM, (kind == _COPY) | (kind == _HOST), kind == _HOST, graph_idx)
+    comm, mcpy, host, graph = (np.bincount(pk[m], weights=d[m], minlength=npart).tolist() for m in masks)
+    del kind, d, masks
     acc = kernel_lists(pk, code, durs, list(nsk), npart)
     for i, p in enumerate(parts):
         p.comm, p.mcpy, p.host, p.graph, p.host_bytes = comm[i], mcpy[i], host[i], graph[i], host_bytes[i]
