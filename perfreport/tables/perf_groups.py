@@ -133,7 +133,8 @@ def collect_units(tree):
                     if cls is models:
                         cls = models[o.name] = model_for(o.name)
             if cls is not None:
-                ks = o.subtree_kernels()
+                # a leaf op's subtree kernels are its own (the usual modelled op): no walk
+                ks = o.subtree_kernels() if o.children else (o.kernels or [])
                 if ks or not tree.gpu:
                     yield o, o.name, ks, cls
                 continue
