@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -104,10 +105,14 @@ def load_user_models(path: str | Path) -> None:
     if spec is None or spec.loader is None:
         raise BadInput(str(p), "not a Python file")
     mod = importlib.util.module_from_spec(spec)
+    # nothing written beside the user's file (the import would leave __pycache__/FILE.pyc there)
+    was, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         spec.loader.exec_module(mod)
     except (Exception, SystemExit) as exc:  # user code: report in one line (exit() too)
         raise BadInput(str(p), f"models file failed to load: {type(exc).__name__}: {exc}") from None
+    finally:
+        sys.dont_write_bytecode = was
 
 
 # ---------------------------------------------------------------------------------

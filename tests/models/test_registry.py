@@ -122,6 +122,17 @@ def test_user_models_file(tmp_path):
         registry.load_user_models(tmp_path / "missing.py")
 
 
+def test_a_user_models_file_leaves_no_bytecode_beside_it(tmp_path, monkeypatch):
+    """Loading --models FILE.py writes nothing next to it, even where Python writes bytecode."""
+    import sys
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    (tmp_path / "plain.py").write_text("X = 1\n")
+    registry.load_user_models(tmp_path / "plain.py")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain.py"]
+    assert sys.dont_write_bytecode is False  # restored
+
+
 def test_the_table_names_each_op_once_and_imports_at_module_top():
     """One declarative table: an op name twice would silently take the later class, and a
     function-local import would hide an arrow from the import-layer contract."""
