@@ -57,8 +57,11 @@ def wrap(mod, name, label):
         finally:
             mark(f"(after {label})")
     setattr(mod, name, g)
-for name in ("read_trace", "build_tree", "run_passes"):
-    wrap(P, name, name)
+import perfreport.read as RD, perfreport.tree as TR, perfreport.passes as PS
+for mod, name in ((RD, "read_trace"), (TR, "build_tree"), (PS, "run_passes")):
+    wrap(mod, name, name)  # where the pipeline imports them from (at call time or at import)
+    if getattr(P, name, None) is not None and getattr(P, name) is not getattr(mod, name):
+        setattr(P, name, getattr(mod, name))
 for name in ("gpu_timeline", "gpu_arrays", "idle_time", "fix_first", "steps_sheet", "launch_stats", "launch_queue",
              "timeline_lanes", "OpTimes", "ops_summary", "ops_summary_by_category", "ops_unique_args",
              "kernel_summary", "short_kernels"):
