@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Peak RSS of ``perfreport analyze T -o T.xlsx -q`` by stage and by table, in one process.
 
-    python benchmarks/bench_memory.py [--size-mb 100] [--keep FILE] [--compare OTHER_CHECKOUT]
+    python benchmarks/bench_memory.py [--size-mb 100] [--keep FILE] [--compare OTHER_CHECKOUT ...]
 
 Builds the trace as benchmarks/bench_read.py does (copies of fixtures/h100_qwen_0.5b.json.gz),
-then, in a fresh child process per checkout (this one, and ``--compare``'s in turn), runs the
+then, in a fresh child process per checkout (this one, then each ``--compare`` in turn), runs the
 command line's ``main`` on it with the stage functions wrapped: on entering each stage (read,
 tree, passes, each table ``build_tables`` calls, the workbook) the kernel's peak-RSS counter
 (``VmHWM``) is read and reset (``/proc/self/clear_refs``), so each row's peak is exact, not
@@ -57,8 +57,11 @@ def wrap(mod, name, label):
         finally:
             mark(f"(after {label})")
     setattr(mod, name, g)
-for name in ("read_trace", "build_tree", "run_passes"):
-    wrap(P, name, name)
+import perfreport.read as RD, perfreport.tree as TR, perfreport.passes as PS
+for mod, name in ((RD, "read_trace"), (TR, "build_tree"), (PS, "run_passes")):
+    wrap(mod, name, name)  # where the pipeline imports them from (at call time or at import)
+    if getattr(P, name, None) is not None and getattr(P, name) is not getattr(mod, name):
+        setattr(P, name, getattr(mod, name))
 for name in ("gpu_timeline", "gpu_arrays", "idle_time", "fix_first", "steps_sheet", "launch_stats", "launch_queue",
              "timeline_lanes", "OpTimes", "ops_summary", "ops_summary_by_category", "ops_unique_args",
              "kernel_summary", "short_kernels"):
@@ -89,14 +92,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size-mb", type=float, default=100)
     ap.add_argument("--keep", help="build the trace at (or reuse it from) this path")
-    ap.add_argument("--compare", help="another checkout, measured in turn in the same run")
+    ap.add_argument("--compare", action="append", default=[], help="another checkout (repeatable), in turn")
     a = ap.parse_args()
     tmp = tempfile.TemporaryDirectory()
     big = Path(a.keep) if a.keep else Path(tmp.name) / "big.json"
     if not big.exists():
         build(ROOT / "fixtures" / "h100_qwen_0.5b.json.gz", big, a.size_mb)
     mb = big.stat().st_size / 1e6
-    trees = [("this tree", ROOT)] + ([(Path(a.compare).name, Path(a.compare).resolve())] if a.compare else [])
+    trees = [("this tree", ROOT)] + [(Path(c).name, Path(c).resolve()) for c in a.compare]
     res = {label: run(tree, big, Path(tmp.name) / "o.xlsx") for label, tree in trees}
     for label, r in res.items():
         top = max(peak for _, _, peak in r["rows"])

@@ -347,10 +347,15 @@ def _make_gpu(col: Collector, lname: np.ndarray, ints: list, lts=None, ldur=None
     g = col.g
     if not len(g):
         return []
+    ng = len(g)
     ds = _np(g.ds, np.int32)
     dur = _np(g.dur, np.float64)
     excl = stream_exclusive(ds, _np(g.ts, np.float64), dur)
     diff = np.flatnonzero(excl != dur)  # stream time differs from dur only where events overlap
+    if diff.size * SPARSE < ng:  # dur but where overlapped
+        excl = Sparse(g.dur, ng, zip(diff.tolist(), excl[diff].tolist()))
+    else:
+        excl = _arr("d", excl)
     cols = Columns(
         ts=g.ts,
         dur=g.dur,
@@ -358,7 +363,7 @@ def _make_gpu(col: Collector, lname: np.ndarray, ints: list, lts=None, ldur=None
         ext=g.ext,
         nbytes=_sparse(g.nbytes, NONE),
         lname=_arr("i", lname),
-        excl=Sparse(g.dur, len(g), zip(diff.tolist(), excl[diff].tolist())),  # dur but where overlapped
+        excl=excl,
         ds=g.ds,
     )
     cols.lts = _arr("d", lts) if lts is not None else None
@@ -372,11 +377,14 @@ def _make_gpu(col: Collector, lname: np.ndarray, ints: list, lts=None, ldur=None
     return [new(uid, names[nm], cats[ct], cols) for uid, nm, ct in zip(ints, g.name, g.cat)]
 
 
+SPARSE = 32  # a dict entry and its int objects cost ~ this many array rows (8 bytes each)
+
+
 def _sparse(column: array, default: int):
-    """``column`` as a :class:`~perfreport.events.Sparse` column when under a quarter of its
+    """``column`` as a :class:`~perfreport.events.Sparse` column when under 1 / SPARSE of its
     rows differ from ``default`` (GPU ``bytes``: memcpy and memset only), else as is."""
     a = _np(column, np.int64)
     rows = np.flatnonzero(a != default)
-    if rows.size * 4 >= a.size:
+    if rows.size * SPARSE >= a.size:
         return column
     return Sparse(default, a.size, zip(rows.tolist(), a[rows].tolist()))
