@@ -90,6 +90,7 @@ def _between_kernels(tree, include_unlinked, steps_note, keep=None) -> list[Shee
     steps = steps_sheet(tree, arr, found, note=steps_note)
     if keep is not None:
         keep["timeline"] = timeline_lanes(tree, arr, found, steps.records(), include_unlinked)
+    arr.owner_ts = arr.dev = arr.linked = None  # the launch sheets read neither: freed before them
     return [steps, idle, launch_stats(arr), launch_queue(arr)]
 
 

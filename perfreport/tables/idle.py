@@ -38,9 +38,10 @@ def split_gaps(ts: np.ndarray, te: np.ndarray, lt: np.ndarray):
     return a, b, np.where(closing, before, 0.0), np.where(closing, 0.0, before), span - before
 
 
-def _gaps(ts: np.ndarray, te: np.ndarray, lt: np.ndarray):
+def _gaps(ts: np.ndarray, te: np.ndarray, lt: np.ndarray, ends: bool = True):
     """(a, b, b - a, host + unknown, whether each gap's closing event has a known launch), with
-    at most two arrays of the events' length alive at a time (the rest is per gap)."""
+    at most two arrays of the events' length alive at a time (the rest is per gap); ``ends``
+    False: b is None (its array becomes b - a in place: one gap-long array fewer)."""
     if len(ts) < 2:
         z = np.zeros(0)
         return z, z, z, z, None
@@ -48,13 +49,18 @@ def _gaps(ts: np.ndarray, te: np.ndarray, lt: np.ndarray):
     gap = ts[1:] > run_end[:-1]  # event i + 1 opens a new run after a gap
     a = run_end[:-1][gap]
     del run_end
-    b = ts[1:][gap]
     known = np.where(lt <= ts, lt, np.inf)  # NaN (no call) or after its start: not known
     closing = np.isfinite(known[1:][gap])
     np.minimum.accumulate(known[::-1], out=known[::-1])  # suffix minimum: earliest launch from here on
     before = known[1:][gap]  # the earliest known launch among the events from the gap's end on
-    del known, gap
-    span = b - a
+    del known
+    b = ts[1:][gap]
+    del gap
+    if ends:
+        span = b - a
+    else:
+        span, b = b, None
+        span -= a
     before -= a
     np.clip(before, 0.0, span, out=before)  # time before anything was queued
     return a, b, span, before, closing
@@ -72,7 +78,7 @@ def host_wait(arr) -> list[tuple[np.ndarray, np.ndarray]]:
     """Host-wait intervals per device: [(starts, ends)], each sorted and disjoint."""
     out = []
     for d in range(len(arr.devices)):
-        a, _, _, before, closing = _gaps(*_device(arr, d))
+        a, _, _, before, closing = _gaps(*_device(arr, d), ends=False)
         if closing is None:
             out.append((a, a))
             continue
@@ -85,8 +91,7 @@ def host_wait(arr) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def _row(device, stream, ts, te, lt, note=""):
-    a, b, span, before, closing = _gaps(ts, te, lt)
-    del b
+    a, _, span, before, closing = _gaps(ts, te, lt, ends=False)
     idle = float(span.sum())
     if closing is None:
         h = u = w = 0.0

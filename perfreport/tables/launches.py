@@ -36,7 +36,9 @@ def launch_calls(arr, inverse: bool = True):
     lts, ldur, op = arr.lts[known], arr.ldur[known], arr.op[known]
     del known
     o = np.lexsort((op, ldur, lts))
-    lts, ldur, op = lts[o], ldur[o], op[o]
+    lts = lts[o]  # one at a time: one unsorted copy alive at most
+    ldur = ldur[o]
+    op = op[o]
     first = np.empty(len(o), dtype=bool)  # the first event of each call, in key order
     first[0] = True
     np.not_equal(lts[1:], lts[:-1], out=first[1:])
