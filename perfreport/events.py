@@ -2,21 +2,17 @@
 
 Only what the report needs is kept, in ``__slots__`` records (no per-event dict). The
 ``args`` of CPU events are decoded once and *interned* by the reader: ops with identical
-arguments share one dict (volatile ids such as ``External id`` and ``Ev Idx`` are kept in
-slots instead), so a trace with millions of ops holds only its distinct argument sets.
-Treat ``Op.args`` as read-only.
+arguments share one dict (volatile ids such as ``External id`` are kept apart), so a trace
+with millions of ops holds only its distinct argument sets. Treat ``Op.args`` as read-only.
+``perf_meta`` is separate from ``args``: it is written only by passes, never by the reader.
 
-Records made by :func:`perfreport.tree.build_tree` keep their scalar fields (``ts``, ``dur``,
-``pid``, ``tid``, ``correlation``, ``ext_id``, ``seq``; for GPU events ``ts``, ``dur``,
-``device``, ``stream``, ``correlation``, ``ext_id``, ``nbytes``, stream time) in shared typed
-columns (a :class:`Columns`, indexed by ``uid``), and ``cat`` is a class attribute of a
-per-category subclass: an ``Op`` is 96 bytes plus its tuples, a ``GpuEvent`` 64 (CPython
+Records made by :func:`perfreport.tree.build_tree` keep their fields (``ts``, ``dur``, ``pid``,
+``tid``, ``correlation``, ``ext_id``, ``seq``, ``args`` code, ``perf_meta``; for GPU events
+``ts``, ``dur``, ``device``, ``stream``, ``correlation``, ``ext_id``, ``nbytes``, stream time)
+in shared columns (a :class:`Columns`, by ``uid``), and ``cat`` is a class attribute of a
+per-category subclass: an ``Op`` is 80 bytes plus its tuples, a ``GpuEvent`` 64 (CPython
 allocates in 16-byte classes). Records made with the constructor (tests, graph-capture
-clones) hold their own values; the attributes read the same either way.
-
-``perf_meta`` is separate from ``args``: it is written only by passes (see
-``perfreport.passes``), never by the reader.
-"""
+clones) hold their own values; the attributes read the same either way."""
 
 from __future__ import annotations
 
@@ -57,6 +53,7 @@ class Columns:
     def __init__(self, **cols) -> None:
         self.side: dict = {}
         self.threads: list = []
+        self.meta: dict = {}  # {uid: perf_meta dict} of the ops (written by passes)
         self.__dict__.update(cols)
 
 
@@ -168,7 +165,7 @@ class Op(_Timed):
     whether or not the tree made records for them ("direct kernels").
     """
 
-    __slots__ = ("uid", "name", "parent", "children", "kernels", "_args", "_meta", "_src")
+    __slots__ = ("uid", "name", "parent", "children", "kernels", "_src")  # 80 bytes
     _kinds: dict = {}
     cat: str  # a class attribute of the record's per-category subclass (see _kind)
 
@@ -191,32 +188,30 @@ class Op(_Timed):
     ):
         self.uid = uid
         self.name = name
-        # (ts, dur, pid, tid, correlation, ext_id, seq); ``seq`` is the autograd
-        # "Sequence number" (links backward to forward)
-        self._src = (ts, dur, pid, tid, correlation, ext_id, seq)
+        if isinstance(args, (bytes, bytearray)):
+            args = _decode(args) if args else None
+        # (ts, dur, pid, tid, correlation, ext_id, seq, args, perf_meta); ``seq`` is the
+        # autograd "Sequence number" (links backward to forward)
+        self._src = (ts, dur, pid, tid, correlation, ext_id, seq, args, None)
         self.parent: Op | None = None
         self.children: list[Op] | None = None
         self.kernels: list[GpuEvent] | None = None
-        if isinstance(args, (bytes, bytearray)):
-            args = _decode(args) if args else None
-        self._args = args
-        self._meta: dict | None = None
 
     @classmethod
-    def _from_columns(cls, uid: int, name: str, cat: str, cols: Columns, args) -> "Op":
-        """A record whose scalar fields live in ``cols`` at index ``uid`` (used by the tree)."""
+    def _from_columns(cls, uid: int, name: str, cat: str, cols: Columns) -> "Op":
+        """A record whose fields live in ``cols`` at ``uid`` (args: ``args_table[args[uid]]``)."""
         o = object.__new__(_kind(Op, cat))
         o.uid = uid
         o.name = name
         o._src = cols
-        o.parent = o.children = o.kernels = o._meta = None
-        o._args = args
+        o.parent = o.children = o.kernels = None
         return o
 
     def _own(self) -> None:
         s = self._src
         if s.__class__ is not tuple:
-            self._src = (self.ts, self.dur, self.pid, self.tid, self.correlation, self.ext_id, self.seq)
+            a, m = s.args_table[s.args[self.uid]], s.meta.pop(self.uid, None)
+            self._src = (self.ts, self.dur, self.pid, self.tid, self.correlation, self.ext_id, self.seq, a, m)
 
     @property
     def pid(self):
@@ -234,17 +229,24 @@ class Op(_Timed):
 
     @property
     def args(self) -> dict:
-        return self._args if self._args is not None else _EMPTY
+        s = self._src
+        a = s[7] if s.__class__ is tuple else s.args_table[s.args[self.uid]]
+        return a if a is not None else _EMPTY
 
-    # perf_meta: written only by passes
     @property
-    def perf_meta(self):
-        return self._meta if self._meta is not None else _EMPTY
+    def perf_meta(self):  # written only by passes
+        s = self._src
+        m = s[8] if s.__class__ is tuple else s.meta.get(self.uid)
+        return m if m is not None else _EMPTY
 
     def set_meta(self, key: str, value: Any) -> None:
-        if self._meta is None:
-            self._meta = {}
-        self._meta[key] = value
+        s = self._src
+        if s.__class__ is not tuple:
+            s.meta.setdefault(self.uid, {})[key] = value
+        elif s[8] is None:
+            self._src = s[:8] + ({key: value},)
+        else:
+            s[8][key] = value
 
     def ancestors(self) -> Iterator["Op"]:
         p = self.parent
@@ -299,8 +301,7 @@ class GpuEvent(_Timed):
         self.uid = uid
         self.name = name
         self._src = (ts, dur, device, stream, correlation, ext_id, nbytes)
-        # the runtime call that launched it (when it has a record), else the op that did
-        self.launcher: Op | None = None
+        self.launcher: Op | None = None  # the launch call's record if it has one, else the op
 
     @classmethod
     def _from_columns(cls, uid: int, name: str, cat: str, cols: Columns) -> "GpuEvent":

@@ -291,12 +291,11 @@ def _make_ops(col: Collector, cols: Columns, codes, ints: list) -> list[Op]:
     name, cat, args = codes
     if not name.size:
         return []
-    names, table, cats = col.names, col.args_table + [None], CATS  # args index -1 -> None
+    cols.args = _arr("i", args)  # into args_table; -1 (none) reads its last entry, None
+    cols.args_table = col.args_table + [None]
+    names, cats = col.names, CATS
     new = Op._from_columns
-    return [
-        new(u, names[nm], cats[ct], cols, table[a])
-        for u, nm, ct, a in zip(ints, memoryview(name), memoryview(cat), memoryview(args))
-    ]
+    return [new(u, names[nm], cats[ct], cols) for u, nm, ct in zip(ints, memoryview(name), memoryview(cat))]
 
 
 def _groups(keys: np.ndarray):

@@ -163,7 +163,7 @@ def _clone(region: Region, launch: Op, uid0: int):
             o.tid,
             base + (o.ts - t0) * scale,
             o.dur * scale,
-            o._args,
+            o.args,  # the same (interned) dict, or the shared empty one
             o.correlation,
             o.ext_id,
             o.seq,

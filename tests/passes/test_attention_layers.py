@@ -73,7 +73,7 @@ def test_vllm_decode_trace_layers_follow_gpt_oss_layer_types():
 
 def test_a_recorded_layer_name_wins_over_the_position():
     t, ops = _tree(1, 4, _cfg(4))
-    ops[0]._args = {"Concrete Inputs": ["", "", "", "", "'model.layers.3.self_attn.attn'"]}
+    ops[0].args.update({"Concrete Inputs": ["", "", "", "", "'model.layers.3.self_attn.attn'"]})  # its own dict
     attention_layers(t)
     assert ops[0].perf_meta["layer_index"] == 3 and ops[0].perf_meta["sliding_window"] == 0
     assert [o.perf_meta["layer_index"] for o in ops[1:]] == [1, 2, 3]
