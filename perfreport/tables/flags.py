@@ -30,6 +30,7 @@ import re
 import numpy as np
 
 from perfreport.events import MEMCPY
+from perfreport.stats.order import median
 
 ABOVE, BIMODAL, ASSUMPTION, HOST_LINK = "above roofline", "bimodal", "assumption", "host link"
 TAGS = (ABOVE, BIMODAL, ASSUMPTION, HOST_LINK)
@@ -165,9 +166,7 @@ def split_key(times, sigs, parity, cut: float):
 def bimodal_text(times, cut: float) -> str:
     t = np.asarray(times, dtype=np.float64)
     fast, slow = t[t <= cut], t[t > cut]
-    return (
-        f"{BIMODAL}: {len(fast)} instances near {np.median(fast):.3g} µs and {len(slow)} near {np.median(slow):.3g} µs"
-    )
+    return f"{BIMODAL}: {len(fast)} instances near {median(fast):.3g} µs and {len(slow)} near {median(slow):.3g} µs"
 
 
 SUSPECT = "model inputs suspect"  # an above-roofline figure no known cause can make true

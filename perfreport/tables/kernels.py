@@ -12,6 +12,7 @@ from array import array
 import numpy as np
 
 from perfreport.events import CPU_OP
+from perfreport.stats.order import median
 from perfreport.tables.op_times import LAUNCH, event_columns, gpu_time
 from perfreport.tables.ops import UNLINKED, category, kernel_category
 from perfreport.tables.columns import INT, PCT, US
@@ -102,7 +103,7 @@ def kernel_summary(tree, total_time_us: float, parents: list | None = None) -> S
                 C.COUNT: len(d),
                 C.SUM_US: t,
                 C.MEAN_US: d.mean(),
-                C.MEDIAN_US: float(np.median(d)),
+                C.MEDIAN_US: float(median(d)),
                 C.MIN_US: d.min(),
                 C.MAX_US: d.max(),
                 C.PERCENT_OF_KERNEL_TIME_PCT: 100.0 * t / ksum if ksum else 0.0,

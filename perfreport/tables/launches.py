@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from perfreport.stats.order import median
 from perfreport.tables import columns as C
 from perfreport.tables.sheet import Sheet
 
@@ -134,7 +135,7 @@ def _row(name, calls, events, cdur, work, delay):
         int(n_ev),
         float(ld.sum()),
         float(ld.mean()),
-        float(np.median(dd, overwrite_input=True)) if dd.size else None,  # dd is a copy
+        float(median(dd, overwrite=True)) if dd.size else None,  # dd is a copy
         float(dd.max()) if dd.size else None,
         int((work[calls] < ld).sum()),
         int(n_ev - ok.sum()),

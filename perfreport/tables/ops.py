@@ -18,6 +18,7 @@ import numpy as np
 
 from perfreport.events import CPU_OP, DRIVER, MEMCPY, MEMSET, RUNTIME
 from perfreport.models.registry import category_of
+from perfreport.stats.order import median
 from perfreport.tables.op_times import OpTimes, event_columns, gpu_time, kernel_time
 from perfreport.tables.timeline import is_comm_name
 from perfreport.tables.columns import INT, PCT, US
@@ -295,7 +296,7 @@ def ops_unique_args(tree, times: OpTimes) -> Sheet:
                 C.CONCRETE_INPUTS: fmt_list(a.get("Concrete Inputs")),
                 C.COUNT: len(ops),
                 C.DIRECT_KERNEL_TIME_MEAN_US: d.mean(),
-                C.DIRECT_KERNEL_TIME_MEDIAN_US: float(np.median(d)),
+                C.DIRECT_KERNEL_TIME_MEDIAN_US: float(median(d)),
                 C.DIRECT_KERNEL_TIME_STD_US: d.std(ddof=1) if len(d) > 1 else 0.0,
                 C.DIRECT_KERNEL_TIME_MIN_US: d.min(),
                 C.DIRECT_KERNEL_TIME_MAX_US: d.max(),

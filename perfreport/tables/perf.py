@@ -37,6 +37,7 @@ import numpy as np
 
 from perfreport.events import CPU_OP
 from perfreport.read.schema import SHAPE_KEYS  # what record_shapes=True writes on every cpu_op
+from perfreport.stats.order import median
 from perfreport.tables import columns as C
 from perfreport.tables import coverage as cv
 from perfreport.tables import flags as fl
@@ -127,7 +128,7 @@ def _row(u: RowInput, ctx: TableContext) -> dict:
         C.COUNT: len(t),
         C.TIME_SUM_US: total,
         C.TIME_MEAN_US: float(t.mean()),
-        C.TIME_MEDIAN_US: float(np.median(t)),
+        C.TIME_MEDIAN_US: float(median(t)),
         C.TIME_STD_US: float(t.std(ddof=1)) if len(t) > 1 else 0.0,
         C.TIME_MIN_US: float(t.min()),
         C.TIME_MAX_US: float(t.max()),
@@ -169,7 +170,7 @@ def _row(u: RowInput, ctx: TableContext) -> dict:
                 r[C.ROOFLINE_TIME_US] = rt
                 r[C.BOUND] = "host link" if link and bound == "memory" else bound
                 r[C.ROOFLINE_MEAN_PCT] = float(np.nanmean(pct)) if pos.any() else None
-                r[C.ROOFLINE_MEDIAN_PCT] = float(np.nanmedian(pct)) if pos.any() else None
+                r[C.ROOFLINE_MEDIAN_PCT] = float(median(pct[~np.isnan(pct)])) if pos.any() else None
                 r[C.ROOFLINE_MIN_PCT] = float(np.nanmin(pct)) if pos.any() else None
                 r[C.ROOFLINE_MAX_PCT] = float(np.nanmax(pct)) if pos.any() else None
                 r[C.ROOFLINE_STD_PCT] = float(np.nanstd(pct, ddof=1)) if pos.sum() > 1 else 0.0

@@ -12,6 +12,7 @@ from perfreport.errors import ModelError
 from perfreport.events import CPU_OP, DRIVER, MEMCPY, MEMSET, RUNTIME
 from perfreport.models.base import bounds
 from perfreport.models.registry import model_for, model_for_op
+from perfreport.stats.order import median
 from perfreport.tables import flags as fl
 from perfreport.tables.coverage import split_graph_kernels
 from perfreport.tables.op_times import event_columns
@@ -309,7 +310,7 @@ def split_group(grp: _Group):
                 ovs,
                 parts,
                 f"{fl.bimodal_text(t, cut)}; split by {what}: this part is {label}: "
-                f"{len(ts)} of {len(t)} instances, median {np.median(ts):.3g} µs",
+                f"{len(ts)} of {len(t)} instances, median {median(ts):.3g} µs",
             )
         )
     return out

@@ -21,6 +21,7 @@ from functools import lru_cache
 import numpy as np
 
 from perfreport.events import KERNEL, MEMCPY, MEMSET
+from perfreport.stats.order import sorted_unique
 from perfreport.tables.columns import PCT
 from perfreport.tables.op_times import event_columns
 from perfreport.tables.sheet import Sheet
@@ -78,7 +79,7 @@ def _timeline(ts: np.ndarray, te: np.ndarray, kind: np.ndarray) -> dict[str, flo
     """Overlaps use |A ∩ B| = |A| + |B| - |A ∪ B|, so exposed comm = U(comp ∪ comm) - U(comp)
     and exposed memcpy = U(comp ∪ comm ∪ memcpy) - U(comp ∪ comm)."""
     n = len(ts)
-    present = set(np.unique(kind).tolist())
+    present = set(sorted_unique(kind).tolist())
 
     def U(*kinds):
         if present <= set(kinds):  # every event: no masked copies
