@@ -50,6 +50,7 @@ from perfreport.events import NONE, Columns, GpuEvent, Op, Sparse
 from perfreport.read import RawTrace, heap
 from perfreport.read.kineto import Collector
 from perfreport.read.schema import C_CPU_OP, C_DRIVER, C_RUNTIME, C_USER_ANNOTATION, CATS
+from perfreport.stats.order import sorted_unique
 from perfreport.tree.dedup import drop_duplicates, duplicates_warning
 from perfreport.tree.link import (
     CHUNK,
@@ -143,7 +144,7 @@ def _build(raw: RawTrace) -> TraceTree:
         while front.size:  # close upwards: all ancestors of kept events
             p = parent[front]
             p = p[p >= 0]
-            p = np.unique(p[~keep[p]])
+            p = sorted_unique(p[~keep[p]])
             keep[p] = True
             front = p
         _keep_subtrees(col, keep, parent, cat, name)

@@ -19,6 +19,7 @@ from array import array
 import numpy as np
 
 from perfreport.read.kineto import Collector
+from perfreport.stats.order import sorted_unique
 
 # columns (name, numpy dtype) that hold identity; ts first
 _CPU_KEYS = (
@@ -61,7 +62,7 @@ def duplicate_rows(keys: list[np.ndarray], unique: np.ndarray | None = None) -> 
     eq = st[1:] == st[:-1]
     if not eq.any():
         return dup
-    cand = np.unique(np.concatenate((o[1:][eq], o[:-1][eq])))  # sorted: reading order
+    cand = sorted_unique(np.concatenate((o[1:][eq], o[:-1][eq])))  # sorted: reading order
     if unique is not None:
         cand = cand[~unique[cand]]
     if cand.size < 2:

@@ -24,6 +24,7 @@ import numpy as np
 from perfreport.events import NONE, SIDE
 from perfreport.read.kineto import Collector
 from perfreport.read.schema import C_CPU_OP, C_USER_ANNOTATION
+from perfreport.stats.order import sorted_unique
 
 
 def _np(arr, dtype) -> np.ndarray:
@@ -173,7 +174,7 @@ def link_rows(col: Collector, ts, cat, launch, parent, graph) -> np.ndarray:
     need = np.flatnonzero((lrow < 0) & (gext != NONE) & (gext != SIDE) & ~corr_known)
     if need.size:
         want = gext[need]
-        er = _rows_with(_np(c.ext, np.int64), cat, np.unique(want))
+        er = _rows_with(_np(c.ext, np.int64), cat, sorted_unique(want))
         lrow[need] = _last_match(_np(c.ext, np.int64)[er], er, want)
     return lrow
 
@@ -219,13 +220,13 @@ def foldable(keep, launch, parent, graph) -> np.ndarray:
     cand = np.zeros(keep.size, dtype=bool)
     cand[rows[~launch[own]]] = True
     kids = np.flatnonzero(keep & ~cand & (parent >= 0))
-    front = np.unique(parent[kids])
+    front = sorted_unique(parent[kids])
     front = front[cand[front]]
     while front.size:  # a record inside: it and the calls around it stay
         cand[front] = False
         p = parent[front]
         p = p[p >= 0]
-        front = np.unique(p[cand[p]])
+        front = sorted_unique(p[cand[p]])
     return cand
 
 
