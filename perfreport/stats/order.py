@@ -51,3 +51,15 @@ def sorted_unique(a) -> np.ndarray:
         keep[first] = True
         keep[first + 1 :] = False
     return s[keep]
+
+
+def list_median(values) -> float:
+    """``statistics.median(values)`` of a non-empty sequence of numbers (the middle one, or the
+    mean of the two middle ones as ``(a + b) / 2``) without importing ``statistics`` (which pulls
+    in ``fractions``, ``decimal`` and ``random``: ~0.02 CPU s of a run's start)."""
+    s = sorted(values)
+    n = len(s)
+    if n == 0:
+        raise ValueError("no median for an empty sequence")
+    h = n // 2
+    return s[h] if n % 2 else (s[h - 1] + s[h]) / 2

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from perfreport.stats.order import median, sorted_unique
+from perfreport.stats.order import list_median, median, sorted_unique
 
 CASES = [
     [3.0],
@@ -83,3 +83,14 @@ def test_median_overwrite_partitions_in_place():
     a = np.array([5.0, 1.0, 4.0, 2.0])
     assert median(a, overwrite=True) == np.median(np.array([5.0, 1.0, 4.0, 2.0])) == 3.0
     assert sorted(a.tolist()) == [1.0, 2.0, 4.0, 5.0]
+
+
+def test_list_median_equals_statistics():
+    import statistics
+
+    for vals in ([3.0], [2.0, 1.0], [5, 1, 4], [0.1, 0.7, 0.2, 0.30000000000000004], [7, 3, 3, 9], [1e16, 1.0, 3.0]):
+        got, want = list_median(vals), statistics.median(vals)
+        assert got == want and type(got) is type(want)
+    assert list_median([10.0, 2.0, 4.0, 1.0]) == 3.0  # (2 + 4) / 2
+    with pytest.raises(ValueError):
+        list_median([])
