@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from statistics import median
 
 from perfreport.errors import BadInput
 from perfreport.events import RUNTIME, USER_ANNOTATION
 from perfreport.stats.iteration_formats import parse_iteration
+from perfreport.stats.order import list_median
 
 PROFILER_STEP = re.compile(r"ProfilerStep#(\d+)$")
 GRAPH_LAUNCH = re.compile(r"(cuda|hip)GraphLaunch")
@@ -100,7 +100,7 @@ def _warmups(steps: list[Step]) -> None:
         rest = [t.end - t.ts for t in steps[i + 1 :]]
         if len(rest) < 2:
             continue
-        med = median(rest)
+        med = list_median(rest)
         if med > 0 and (s.end - s.ts) > WARMUP_FACTOR * med:
             s.warmup = f"likely warm-up: {(s.end - s.ts) / med:.1f}x the median of the later steps"
 
