@@ -101,7 +101,6 @@ def _np(arr, dtype) -> np.ndarray:
 
 
 def build_tree(raw: RawTrace) -> TraceTree:
-    heap.tune()  # (read_trace did already) big arrays mmapped: freeing them lowers the RSS
     gc_was = gc.isenabled()
     gc.disable()  # hundreds of thousands of new records: the cyclic GC only costs time here
     try:
