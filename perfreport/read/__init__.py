@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 from perfreport.errors import BadInput
 from perfreport.read import heap
@@ -47,13 +47,12 @@ def read_trace(
     (``records.launch_kernels``: correlation -> (call name, kernel)), which a graph-capture
     trace needs to match graph nodes; the same single pass reads it."""
     src = Source(spec)
-    heap.tune()  # big arrays mmapped, so freeing them lowers the RSS (glibc)
     split = Split()
     col = Collector(src.name, keep_python=keep_python, launch_kernels=launch_kernels)
     gc_was = gc.isenabled()
     gc.disable()  # millions of small acyclic records: the cyclic GC only costs time here
     try:
-        for batch in iter_batches(src.chunks(on_progress), EVENT_DECODER, src.name, split):
+        for batch in iter_batches(_tuning(src.chunks(on_progress)), EVENT_DECODER, src.name, split):
             col.add(batch)
     finally:
         if gc_was:
@@ -63,6 +62,18 @@ def read_trace(
     split.repairs.update(col.repairs)
     warnings = split.warnings() + check_meta(split.meta)
     return RawTrace(src.name, split.meta, col, src.size, warnings, src.sha256)
+
+
+def _tuning(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The chunks; once :data:`heap.BIG` bytes have passed, :func:`heap.tune` (big arrays
+    mmapped, so freeing them lowers the RSS; glibc). A small trace never loads libc for it."""
+    seen = 0
+    for c in chunks:
+        if seen <= heap.BIG:
+            seen += len(c)
+            if seen > heap.BIG:
+                heap.tune()
+        yield c
 
 
 __all__ = ["read_trace", "RawTrace", "Source"]
