@@ -18,6 +18,7 @@ to a smoke run (contexts 300 and 1K, batch 2, torch backend) and times are CPU t
 # annotations stay objects (no `from __future__ import annotations`): typer reads this signature
 # at every start, and evaluating ~300 annotation strings cost it ~8 ms
 
+import functools
 import json
 import sys
 from types import SimpleNamespace
@@ -226,8 +227,9 @@ def bench_pa(
 
     from perfreport.pa.bench.run import BenchOptions
 
-    gpu = has_gpu()
+    gpu = functools.cache(has_gpu)  # probed once, and only when a check or a default needs it
     cases, names, base, parts, mma, part_dt = parse_options(gpu, SimpleNamespace(**params))
+    gpu = gpu()
     err = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
     log = (lambda s: None) if quiet else (lambda s: err.print(s, highlight=False))
     if not gpu and not quiet:

@@ -27,13 +27,17 @@ def has_gpu() -> bool:
 
 
 def build_cases(context, batch, query_len, q_heads, kv_heads, head_dim, v_head_dim, page_size, kv_dtype, layout):
+    """The cases, the product of the option lists; BadArgs naming the option otherwise.
+    ``context`` and ``batch`` may be no-argument functions giving the default, called only once
+    every given option's syntax is checked (the defaults depend on whether there is a GPU, and
+    finding out imports torch: seconds, which a mistyped option should not cost)."""
     from itertools import product
 
     from perfreport.pa.bench.case import PACase
 
     try:
-        ctxs = sizes.parse_size_list(context, "--context")
-        bs = sizes.parse_int_list(batch, "--batch")
+        ctxs = None if callable(context) else sizes.parse_size_list(context, "--context")
+        bs = None if callable(batch) else sizes.parse_int_list(batch, "--batch")
         qls = sizes.parse_int_list(query_len, "--query-len")
         hqs = sizes.parse_int_list(q_heads, "--q-heads")
         hkvs = sizes.parse_int_list(kv_heads, "--kv-heads")
@@ -44,6 +48,10 @@ def build_cases(context, batch, query_len, q_heads, kv_heads, head_dim, v_head_d
             kv_dtype, "--kv-dtype", {"bf16": "bf16", "bfloat16": "bf16", "fp8": "fp8", "fp8_e4m3": "fp8"}
         )
         lays = sizes.parse_choice_list(layout, "--layout", {"nhd": "NHD", "5d": "5D", "5dv": "5DV"})
+        if ctxs is None:
+            ctxs = sizes.parse_size_list(context(), "--context")
+        if bs is None:
+            bs = sizes.parse_int_list(batch(), "--batch")
     except ValueError as exc:
         raise BadArgs(str(exc)) from None
     for p in pages:
@@ -125,16 +133,33 @@ def bad(msg: str):
 def parse_options(gpu: bool, o):
     """The options ``o`` (bench-pa's parameters by name) checked and parsed, before any work:
     (cases, backends, baseline, partitions, fp8 MMA path, partials dtype); a bad one exits 2 with
-    one line."""
+    one line. ``gpu`` is a bool or a no-argument probe (:func:`has_gpu`, cached), called only
+    when a default or a check needs it: an option refused by its syntax never imports torch."""
     from perfreport.errors import BadInput
     from perfreport.pa.bench.backends import NAMES
 
-    d = GPU_DEFAULTS if gpu else CPU_DEFAULTS
+    probe = gpu if callable(gpu) else (lambda: gpu)
+
+    def default(key: str):
+        return (GPU_DEFAULTS if probe() else CPU_DEFAULTS)[key]
+
     choices = {n: n for n in NAMES}
     try:
+        names = sizes.parse_choice_list(o.backend, "--backend", choices) if o.backend else None
+        base = sizes.parse_choice_list(o.baseline, "--baseline", choices)
+        parts = sizes.parse_partitions(o.partitions)
+        sizes.check_seed(o.seed)
+        mma = sizes.parse_choice_list(o.fp8_mma, "--fp8-mma", {"f16": "f16", "fp8": "fp8"})
+        part_dt = sizes.parse_choice_list(o.partials, "--partials", {"fp32": "fp32", "bf16": "bf16"})
+        if len(mma) != 1 or len(part_dt) != 1:
+            raise BadArgs("--fp8-mma and --partials take one value each")
+        if len(base) != 1:
+            raise BadArgs("--baseline takes one backend")
+        if o.reps is not None and not 1 <= o.reps <= 100_000:
+            raise BadArgs(f"--reps must be in [1, 100000], got {o.reps}")
         cases = build_cases(
-            o.context or d["context"],
-            o.batch or d["batch"],
+            o.context or (lambda: default("context")),
+            o.batch or (lambda: default("batch")),
             o.query_len,
             o.q_heads,
             o.kv_heads,
@@ -144,20 +169,9 @@ def parse_options(gpu: bool, o):
             o.kv_dtype,
             o.layout,
         )
-        names = sizes.parse_choice_list(o.backend or d["backend"], "--backend", choices)
-        base = sizes.parse_choice_list(o.baseline, "--baseline", choices)
-        parts = sizes.parse_partitions(o.partitions)
-        sizes.check_seed(o.seed)
-        mma = sizes.parse_choice_list(o.fp8_mma, "--fp8-mma", {"f16": "f16", "fp8": "fp8"})
-        part_dt = sizes.parse_choice_list(o.partials, "--partials", {"fp32": "fp32", "bf16": "bf16"})
-        if len(mma) != 1 or len(part_dt) != 1:
-            raise BadArgs("--fp8-mma and --partials take one value each")
-        check_memory(cases, names, parts, gpu)
-        if len(base) != 1:
-            raise BadArgs("--baseline takes one backend")
-        check_baseline(base[0], gpu, o.graph)
-        if o.reps is not None and not 1 <= o.reps <= 100_000:
-            raise BadArgs(f"--reps must be in [1, 100000], got {o.reps}")
+        names = names or sizes.parse_choice_list(default("backend"), "--backend", choices)
+        check_memory(cases, names, parts, probe())
+        check_baseline(base[0], probe(), o.graph)
         if o.arch:
             from perfreport.specs import load_arch
 

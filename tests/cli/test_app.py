@@ -119,3 +119,33 @@ def test_a_start_that_reads_a_trace_imports_the_pipeline(tmp_path):
 
     err, mods = _modules_after("analyze", str(FIX / "cpu_block.json.gz"), "-q", "-o", "t.xlsx", tmp_path=tmp_path)
     assert _PIPELINE <= mods and "pydantic" not in mods and "rich" not in mods, err
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["bench-pa", "--context", "12q", "-q"], "perfreport bench-pa: --context: '12q' is not a size"),
+        (["bench-pa", "--backend", "nope", "-q"], "perfreport bench-pa: --backend"),
+        (["bench-pa", "--reps", "0", "-q"], "perfreport bench-pa: --reps must be in [1, 100000], got 0"),
+    ],
+)
+def test_bench_pa_refuses_a_mistyped_option_without_importing_torch(tmp_path, args, says):
+    """Finding out whether there is a GPU imports torch (~3 CPU s): only a default or a check
+    that depends on it may pay that, not an option refused by its syntax."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch not installed: nothing would import it anyway")
+    err, mods = _modules_after(*args, tmp_path=tmp_path)
+    assert "torch" not in mods and says in err and "exit 2" in err, err
+
+
+def test_bench_pa_imports_torch_when_a_default_depends_on_the_gpu(tmp_path):
+    """The check above can fail: a --query-len checked against the default context (which depends
+    on whether there is a GPU) does import torch."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch not installed")
+    err, mods = _modules_after("bench-pa", "--query-len", "100000", "-q", tmp_path=tmp_path)
+    assert "torch" in mods and "exceeds --context" in err and "exit 2" in err, err

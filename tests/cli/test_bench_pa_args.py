@@ -100,3 +100,24 @@ def test_parse_options_exits_2_with_one_line(kw, line, capsys):
 def test_bad():
     with pytest.raises(typer.Exit):
         bad("x")
+
+
+def test_parse_options_probes_the_gpu_only_when_a_default_or_check_needs_it(capsys):
+    """A probe passed for the GPU flag is not called for an option refused by its syntax, and
+    called (once: bench_pa caches it) when the defaults or the memory check need it."""
+    calls = []
+
+    def probe():
+        calls.append(1)
+        return False
+
+    gpu, o = _opts(context="12q")
+    with pytest.raises(typer.Exit):
+        parse_options(probe, o)
+    assert calls == [] and "--context: '12q' is not a size" in capsys.readouterr().err
+    gpu, o = _opts(backend="nope")
+    with pytest.raises(typer.Exit):
+        parse_options(probe, o)
+    assert calls == []
+    cases, *_ = parse_options(probe, _opts()[1])
+    assert calls and [(c.context, c.batch) for c in cases] == [(300, 2), (1024, 2)]

@@ -14,29 +14,9 @@ from perfreport.pa.bench.backends import flashinfer_backend
 from perfreport.pa.bench.backends import flydsl_backend
 
 from perfreport.pa.bench.backends import vllm_backend
-from perfreport.pa.bench.case import PACase
 from perfreport.pa.kernel.reference import paged_attention_ref
-from perfreport.pa.kernel.cache import build_inputs
-
-GPU = {"on_gpu": True, "partitions": "auto"}
-
-
-def _case(**kw):
-    base = dict(context=40, batch=2, q_len=1, q_heads=4, kv_heads=1, head_dim=32, v_head_dim=32, page=16)
-    base.update(kw)
-    c = PACase(**base)
-    inp = build_inputs(
-        c.context_lens,
-        q_len=c.q_len,
-        q_heads=c.q_heads,
-        kv_heads=c.kv_heads,
-        head_dim=c.head_dim,
-        v_head_dim=c.v_head_dim,
-        page_size=c.page,
-        kv_dtype=c.kv_dtype,
-        layout=c.layout,
-    )
-    return c, inp
+from tests.pa.bench.backends.kit import GPU
+from tests.pa.bench.backends.kit import case_and_inputs as _case
 
 
 def _ref(inp):
