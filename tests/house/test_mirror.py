@@ -1,7 +1,8 @@
 """House rule: tests/ mirrors perfreport/ file by file.
 
 Every module ``perfreport/<dir>/<m>.py`` (``__init__`` and ``__main__`` aside) has its own test file
-``tests/<dir>/test_<m>.py`` -- or an entry in :data:`NO_MIRROR` naming the existing test files that
+``tests/<dir>/test_<m>.py`` (a module at perfreport's root, ``perfreport/<m>.py``: ``tests/core/test_<m>.py``,
+so that the tests/ root holds no test file) -- or an entry in :data:`NO_MIRROR` naming the existing test files that
 exercise it and why it has none of its own. The table only shrinks: an entry whose module has gained its
 mirror file, whose module is gone, or whose test files are gone fails, so does a new module with
 neither. To add a module, add its test file beside the others of its stage.
@@ -28,9 +29,9 @@ def modules(pkg: Path) -> list[str]:
 
 
 def mirror(rel: str) -> str:
-    """``read/heap.py`` -> ``tests/read/test_heap.py``; ``events.py`` -> ``tests/test_events.py``."""
+    """``read/heap.py`` -> ``tests/read/test_heap.py``; ``events.py`` -> ``tests/core/test_events.py``."""
     p = Path(rel)
-    return str(Path("tests") / p.parent / f"test_{p.name}")
+    return str(Path("tests") / (p.parent if p.parent != Path(".") else "core") / f"test_{p.name}")
 
 
 def problems(root: Path, table: dict) -> list[str]:
@@ -91,7 +92,7 @@ def _house(tmp_path: Path) -> Path:
     ):
         (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / f).write_text("")
-    for f in ("tests/read/test_heap.py", "tests/test_events.py", "tests/cli/test_help.py"):
+    for f in ("tests/read/test_heap.py", "tests/core/test_events.py", "tests/cli/test_help.py"):
         (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / f).write_text("")
     return tmp_path
@@ -100,7 +101,7 @@ def _house(tmp_path: Path) -> Path:
 def test_mirror_names():
     assert mirror("read/heap.py") == "tests/read/test_heap.py"
     assert mirror("pa/bench/backends/vllm_backend.py") == "tests/pa/bench/backends/test_vllm_backend.py"
-    assert mirror("events.py") == "tests/test_events.py"
+    assert mirror("events.py") == "tests/core/test_events.py"
 
 
 def test_the_check_passes_a_mirrored_house(tmp_path):
@@ -122,8 +123,13 @@ def test_the_check_finds_stale_entries(tmp_path):
         "events.py": (("tests/cli/test_gone.py",), "why"),  # names a missing test file
     }
     assert problems(root, table) == [
-        "events.py: has tests/test_events.py now: remove its NO_MIRROR entry",
+        "events.py: has tests/core/test_events.py now: remove its NO_MIRROR entry",
         "read/heap.py: has tests/read/test_heap.py now: remove its NO_MIRROR entry",
         "read/gone.py: no such module: remove its NO_MIRROR entry",
         "events.py: NO_MIRROR names tests/cli/test_gone.py, which does not exist",
     ]
+
+
+def test_the_tests_root_holds_no_test_file():
+    """Tests mirror the source: a module at perfreport's root is tested in tests/core/, never at tests/."""
+    assert sorted(p.name for p in (ROOT / "tests").glob("test_*.py")) == []

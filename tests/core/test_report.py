@@ -9,7 +9,7 @@ import pytest
 import perfreport
 from perfreport.errors import BadInput
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures"
+FIX = Path(__file__).resolve().parents[2] / "fixtures"
 H100 = FIX / "h100_qwen_0.5b.json.gz"
 
 
