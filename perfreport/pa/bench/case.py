@@ -55,6 +55,25 @@ class PACase:
     def v5(self) -> bool:
         return self.layout == "5DV"
 
+    def inputs(self, **kw):
+        """This case's random query, paged caches and block tables
+        (:func:`perfreport.pa.kernel.cache.build_inputs`; ``kw``: ``device``, ``seed``)."""
+        from perfreport.pa.kernel.cache import build_inputs
+
+        return build_inputs(
+            self.context_lens,
+            q_len=self.q_len,
+            q_heads=self.q_heads,
+            kv_heads=self.kv_heads,
+            head_dim=self.head_dim,
+            v_head_dim=self.v_head_dim,
+            page_size=self.page,
+            kv_dtype=self.kv_dtype,
+            layout=self.kernel_layout,
+            v5=self.v5,
+            **kw,
+        )
+
     @property
     def pages_per_seq(self) -> int:
         return -(-self.context // self.page)

@@ -124,7 +124,6 @@ def run_bench(
     from perfreport.pa.bench import backends as B
     from perfreport.pa.bench.timing import llc_bytes
     from perfreport.pa.kernel.reference import paged_attention_ref
-    from perfreport.pa.kernel.cache import build_inputs
 
     on_gpu = prepare_environment(opts.backends)
     spec = _spec(opts.arch, on_gpu)
@@ -147,20 +146,7 @@ def run_bench(
     to_trace = []
     total, done = len(opts.cases) * len(names), 0
     for case in opts.cases:
-        inp = build_inputs(
-            case.context_lens,
-            q_len=case.q_len,
-            q_heads=case.q_heads,
-            kv_heads=case.kv_heads,
-            head_dim=case.head_dim,
-            v_head_dim=case.v_head_dim,
-            page_size=case.page,
-            kv_dtype=case.kv_dtype,
-            layout=case.kernel_layout,
-            v5=case.v5,
-            device=dev,
-            seed=opts.seed,
-        )
+        inp = case.inputs(device=dev, seed=opts.seed)
         mcase = case.with_storage(_storage(inp))
         roof = roofline_for_case(mcase, spec)
         ref = paged_attention_ref(

@@ -60,3 +60,13 @@ def test_the_registry_model_evaluates_the_case():
     assert (out["flops"], out["bytes"], out["reason"]) == (model.flops(), model.bytes(), "no GPU spec (use --arch)")
     r = roofline_for_case(CASE, load_arch("h100_sxm"))
     assert r["roofline_us"] > 0 and r["bound"] in ("memory", "compute") and r["reason"] == ""
+
+
+def test_inputs_follow_the_case():
+    """The case's inputs have its sizes: 2 sequences of 40 tokens in pages of 16 -> 3 pages each;
+    the 5DV layout's V cache is the 5-D vectorized one ([blocks, H_KV, page/x, Dv, x], x = 8 for bf16)."""
+    c = PACase(context=40, batch=2, q_len=1, q_heads=4, kv_heads=1, head_dim=32, v_head_dim=16, page=16, layout="5DV")
+    inp = c.inputs(seed=0)
+    assert tuple(inp.query.shape) == (2, 4, 32) and tuple(inp.block_tables.shape) == (2, 3)
+    assert inp.context_lens.tolist() == [40, 40]
+    assert tuple(inp.value_cache.shape)[1:] == (1, 2, 16, 8)
