@@ -57,6 +57,7 @@ def build_tables(
     sheets.append(ops_summary_by_category(summ, tree))
     sheets.append(summ)
     sheets.append(ops_unique_args(tree, times))
+    del times  # (two float64 columns per CPU event: freed before the kernel and perf sheets' peaks)
     if tree.gpu:
         parents = gpu_parents(tree)  # both kernel sheets group on it
         sheets.append(kernel_summary(tree, total, parents))

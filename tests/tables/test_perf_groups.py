@@ -93,7 +93,7 @@ def test_units_cover_every_gpu_event_once(tmp_path):
 def test_one_group_per_op_and_arguments(tmp_path):
     groups = group_units(_trace(tmp_path, [10, 12, 14]))
     mm = [g for k, g in groups.items() if k[0] == "aten::mm"]
-    assert len(mm) == 1 and mm[0].times == [10.0, 12.0, 14.0]
+    assert len(mm) == 1 and list(mm[0].times) == [10.0, 12.0, 14.0]
     assert split_group(mm[0])[0][3] == ""  # not bimodal: one part, no flag
 
 
