@@ -12,6 +12,21 @@ def fixture_path(name: str) -> Path:
     return FIX / name
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _analyses_cache(tmp_path_factory):
+    """The folder of tests/kit/cached.py's reports: the run's base temporary folder, shared by its
+    pytest-xdist workers (each has its own folder below it)."""
+    from tests.kit import cached
+
+    shared = tmp_path_factory.getbasetemp()
+    if shared.name.startswith("popen-gw"):
+        shared = shared.parent
+    (shared / "analyses").mkdir(exist_ok=True)
+    cached.DIR[:] = [shared / "analyses"]
+    yield
+    cached.DIR.clear()
+
+
 @pytest.fixture(scope="session")
 def h100_tree():
     from perfreport.pipeline import load_tree
