@@ -49,6 +49,40 @@ def has_gpu() -> bool:
     return torch.cuda.is_available()
 
 
+# The longest modules, each run as one unit on one pytest-xdist worker under `--dist loadgroup`
+# (pyproject's addopts): xdist hands out the units with the most tests first, so the Triton
+# interpreter's and compiler's minutes and the capture scripts (tests/scripts/conftest.py) start at
+# the beginning, side by side, instead of ending the run on one worker while the other idles; a
+# module-scoped fixture (the compiled kernels) is built once, and no worker waits on the other's
+# capture lock. Every other test is a unit of its own, handed out in collection order.
+# (pytest-xdist 3.8 cannot group by marks under pytest 9: it renames `item._nodeid`, which pytest
+# 9 no longer reads; so the groups are the scheduler's, below, by file.)
+GROUPS = {
+    "tests/pa/kernel/test_partition_kernel.py": "triton-interpreter",
+    "tests/pa/kernel/test_partition_kernel_scales.py": "triton-interpreter",
+    "tests/pa/kernel/test_compiled_checks.py": "triton-compile",
+    "tests/scripts/test_capture_": "captures",  # every test_capture_*.py (the `captured` fixture)
+}
+
+
+def xdist_group(nodeid: str) -> str | None:
+    path = nodeid.split("::", 1)[0]
+    return GROUPS.get(path) or next((g for p, g in GROUPS.items() if p.endswith("_") and path.startswith(p)), None)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Grouped(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group(nodeid) or nodeid
+
+    return Grouped(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
     if has_gpu():
         return
