@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,14 @@ def pytest_xdist_make_scheduler(config, log):
             return xdist_group(nodeid) or nodeid
 
     return Grouped(config, log)
+
+
+def pytest_runtest_setup(item):
+    # Triton's interpreter, once a test module has imported it: tests/kit/interpreter.py
+    if "triton.runtime.interpreter" in sys.modules:
+        from tests.kit import interpreter
+
+        interpreter.install()
 
 
 def pytest_collection_modifyitems(config, items):

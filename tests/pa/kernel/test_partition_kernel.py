@@ -364,6 +364,24 @@ def test_bf16_partials(parts):
     _check(small, num_partitions=2, partials="bf16")
 
 
+def test_the_suites_interpreter_shortcut_changes_no_output():
+    """tests/kit/interpreter.py (installed for every test) skips the interpreter's re-patching of
+    triton.language at each device-function call: the same launches, bit for bit, without it."""
+    from tests.kit import interpreter
+
+    inp = build_inputs([70, 21], q_len=2, q_heads=4, kv_heads=2, head_dim=32, v_head_dim=16, page_size=16, seed=8)
+    interpreter.install()
+    before = interpreter.skipped()
+    fast = _run(inp, num_partitions=2)
+    assert interpreter.skipped() > before  # the kernels call device functions: skipped there
+    interpreter.uninstall()
+    try:
+        slow = _run(inp, num_partitions=2)
+    finally:
+        interpreter.install()
+    assert torch.equal(fast, slow) and torch.isfinite(fast.float()).all()
+
+
 def test_tiles_smaller_than_a_page():
     """BF16 tiles are 32 tokens: with page 64 a tile is half a page (block ids shared by two tiles)."""
     inp = build_inputs(
