@@ -35,6 +35,10 @@ def install() -> bool:
     interp = sys.modules.get("triton.runtime.interpreter")
     if interp is None or _STATE:
         return False
+    if not callable(getattr(interp, "_patch_lang", None)) or not hasattr(
+        getattr(interp, "GridExecutor", None), "__call__"
+    ):
+        return False  # another Triton's interpreter (the GPU image's 3.6): left as it is
     patch, launch = interp._patch_lang, interp.GridExecutor.__call__
     running: list = []  # per running launch: the language modules patched in it so far (None before)
 
