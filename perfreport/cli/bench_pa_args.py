@@ -169,14 +169,14 @@ def parse_options(gpu: bool, o):
             o.kv_dtype,
             o.layout,
         )
-        names = names or sizes.parse_choice_list(default("backend"), "--backend", choices)
-        check_memory(cases, names, parts, probe())
-        check_baseline(base[0], probe(), o.graph)
         if o.arch:
             from perfreport.specs import load_arch
 
             load_arch(o.arch)
-        check_targets(o.csv_path, o.trace, o.arch)
+        check_targets(o.csv_path, o.trace, o.arch)  # the output files need no GPU probe either
+        names = names or sizes.parse_choice_list(default("backend"), "--backend", choices)
+        check_memory(cases, names, parts, probe())
+        check_baseline(base[0], probe(), o.graph)
     except (BadArgs, BadInput, ValueError) as exc:
         bad(str(exc))
     return cases, names, base[0], parts, mma[0], part_dt[0]

@@ -127,6 +127,8 @@ def test_a_start_that_reads_a_trace_imports_the_pipeline(tmp_path):
         (["bench-pa", "--context", "12q", "-q"], "perfreport bench-pa: --context: '12q' is not a size"),
         (["bench-pa", "--backend", "nope", "-q"], "perfreport bench-pa: --backend"),
         (["bench-pa", "--reps", "0", "-q"], "perfreport bench-pa: --reps must be in [1, 100000], got 0"),
+        # the output files are checked before the GPU probe too
+        (["bench-pa", "--context", "40", "--batch", "1", "--csv", "F", "--trace", "F", "-q"], "would both write"),
     ],
 )
 def test_bench_pa_refuses_a_mistyped_option_without_importing_torch(tmp_path, args, says):

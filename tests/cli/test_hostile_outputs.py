@@ -127,7 +127,7 @@ PLAN = [
         trace=None,
     ),
 ]
-for c in PLAN[-2:]:  # importing torch takes up to ~30 s on a loaded 2-core machine
+for c in PLAN[-2:]:  # refused before the GPU probe imports torch (test_app checks it); room to spare all the same
     c.skip, c.timeout, c.max_s = _no_torch, 120, None
 
 NUMBERS = [

@@ -8,6 +8,7 @@ import pytest
 
 import perfreport
 from perfreport.errors import BadInput
+from tests.kit.cached import analyzed
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures"
 H100 = FIX / "h100_qwen_0.5b.json.gz"
@@ -15,7 +16,7 @@ H100 = FIX / "h100_qwen_0.5b.json.gz"
 
 @pytest.fixture(scope="module")
 def report():
-    return perfreport.analyze(H100)
+    return analyzed(H100)
 
 
 def test_sheet_lookup_exact_prefix_and_errors(report):

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.kit.cached import analyzed
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("sheet_digests", ROOT / "scripts" / "sheet_digests.py")
@@ -25,7 +26,7 @@ def test_every_case_has_digests():
 
 @pytest.mark.parametrize("name,trace,kw", SD.CASES, ids=[c[0] for c in SD.CASES])
 def test_sheets_unchanged(name, trace, kw):
-    got = SD.digest_case(trace, kw)
+    got = SD.digest_case(trace, kw, analyze=analyzed)
     want = WANT[name]
     changed = sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
     assert not changed, f"{name}: sheets changed: {', '.join(changed)} (scripts/sheet_digests.py --update if meant)"

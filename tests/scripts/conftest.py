@@ -1,14 +1,13 @@
 """Every scripts/capture_*_fixtures.py run once per test run into a temporary folder through its
 command line (once for all pytest-xdist workers: the first takes a file lock and captures, the others
-wait for it and read the same folder) (tests/scripts/run_captures.py: two processes side by side, the stand-in ops a
-script registers live in the process's torch op table). Without torch the tests that use
-``captured`` skip."""
+wait for it and read the same folder) (tests/scripts/run_captures.py: one process imports torch, then
+forks one child per group, side by side; the stand-in ops a script registers live in its child's
+torch op table). Without torch the tests that use ``captured`` skip."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -17,16 +16,17 @@ from filelock import FileLock
 from tests.scripts.kit import ROOT, WRITES
 
 
-# two processes, run side by side: scripts that define the same op name with different
+# two groups, forked side by side: scripts that define the same op name with different
 # stand-ins (sglang::store_cache, vllm::moe_forward) go to different ones
 GROUPS = [["capture_serving_fixtures.py"], [s for s in WRITES if s != "capture_serving_fixtures.py"]]
 
 
-def _run(scripts: list[str], out: Path) -> subprocess.CompletedProcess:
+def _run(groups: list[list[str]], out: Path) -> subprocess.CompletedProcess:
     # the environment's thread count does not matter: stand_in_library pins torch to
     # CAPTURE_THREADS (one thread records other child ops than the committed fixtures hold)
+    args = [a for g in groups for a in ("--", *g)][1:]
     return subprocess.run(
-        [sys.executable, str(Path(__file__).with_name("run_captures.py")), str(out), *scripts],
+        [sys.executable, str(Path(__file__).with_name("run_captures.py")), str(out), *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -45,9 +45,7 @@ def captured(tmp_path_factory) -> Path:
     with FileLock(str(shared / "captured.lock")):
         if not done.exists() and not failed.exists():
             out.mkdir()
-            with ThreadPoolExecutor(max_workers=len(GROUPS)) as pool:
-                runs = list(pool.map(lambda g: _run(g, out), GROUPS))
-            bad = [f"{', '.join(g)}: {r.stderr[-2000:]}" for g, r in zip(GROUPS, runs) if r.returncode != 0]
-            (failed if bad else done).write_text("\n".join(bad))
+            r = _run(GROUPS, out)
+            (failed if r.returncode != 0 else done).write_text(r.stderr[-4000:] if r.returncode != 0 else "")
     assert not failed.exists(), failed.read_text()
     return out

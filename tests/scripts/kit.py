@@ -3,6 +3,7 @@ reading a written trace (cpu_ops, one op, the content without timestamps)."""
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 from pathlib import Path
@@ -30,7 +31,10 @@ WRITES = {
 }
 
 
+@functools.lru_cache(maxsize=None)
 def load(path: Path) -> dict:
+    """The trace at ``path``, parsed once per process (the files are written once, by the session's
+    ``captured`` fixture, or committed): callers read it and must not change it."""
     with gzip.open(path) as f:
         return json.load(f)
 

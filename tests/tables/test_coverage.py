@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 
 from perfreport.events import USER_ANNOTATION
-from perfreport.pipeline import analyze, load_tree
+from perfreport.pipeline import load_tree
 from perfreport.stats.iteration_formats import parse_iteration
 from perfreport.tables.coverage import GRAPH_CATEGORY, NO_CAPTURE
+from tests.kit.cached import analyzed
 
 ROOT = Path(__file__).resolve().parents[2]
 # ../shared beside the checkout (/work/main), or beside the worktrees' folder (/work/wt/<name>)
@@ -92,7 +93,7 @@ def test_the_serving_traces_are_found():
 @pytest.mark.parametrize("trace", SERVING, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_serving_trace_coverage(trace):
     cap, cfg = _capture(trace), _config(trace)
-    rep = analyze(str(trace), graph_capture=str(cap) if cap else None, model_config=str(cfg) if cfg else None)
+    rep = analyzed(str(trace), graph_capture=str(cap) if cap else None, model_config=str(cfg) if cfg else None)
     rows = rep.sheet("unified_perf_summary").records()
     graph_rows = [r for r in rows if r["category"] == GRAPH_CATEGORY]
     cov = _coverage(rows)
@@ -112,7 +113,7 @@ def test_serving_trace_coverage(trace):
 
 
 def test_graph_replay_without_capture_is_one_row_per_launch_not_the_annotation():
-    rep = analyze(str(FIX / "vllm_decode_graph.json.gz"))
+    rep = analyzed(str(FIX / "vllm_decode_graph.json.gz"))
     rows = rep.sheet("unified_perf_summary").records()
     (g,) = [r for r in rows if r["category"] == GRAPH_CATEGORY]
     assert g["name"] == "hipGraphLaunch" and g["reason"] == NO_CAPTURE

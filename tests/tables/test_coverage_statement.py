@@ -14,6 +14,7 @@ from perfreport.tables.flags import split_flags
 from tests.conftest import FIX, ROOT
 from tests.kit import X
 from tests.tables.kit import Trace, tables, use_models
+from tests.kit.cached import analyzed
 
 
 def _all_reasons() -> Trace:
@@ -93,7 +94,7 @@ def test_report_carries_coverage(tmp_path, monkeypatch):
 
 
 def test_no_gpu_events():
-    rep = analyze(str(FIX / "cpu_block.json.gz"))
+    rep = analyzed(str(FIX / "cpu_block.json.gz"))
     assert rep.coverage.basis.startswith("CPU op time")
     assert rep.coverage.parts_us == pytest.approx(rep.coverage.total_us)
 
@@ -119,7 +120,7 @@ def test_split_sums_to_gpu_time_and_no_unflagged_row_above_roofline(path, captur
     if isinstance(capture, str):
         capture = path.parent / capture
     kw = {"graph_capture": str(capture)} if capture else {}
-    rep = analyze(str(path), **kw)
+    rep = analyzed(str(path), **kw)
     gpu_us = gpu_time(load_tree(str(path), passes=False))  # stream time: same-stream overlap once
     cov = rep.coverage
     if gpu_us:
@@ -142,7 +143,7 @@ VLLM = [(FIX / "vllm_decode_graph.json.gz", FIX / "vllm_decode_capture")] + [
 def test_vllm_decode_attention_is_split_and_explained(trace, capture):
     """The vLLM decode attention row read 163% unexplained: its 24 layers alternate a 13 µs and
     a 47 µs kernel path (sliding-window and full layers); it is split, and the fast part says why."""
-    rep = analyze(str(trace), graph_capture=str(capture))
+    rep = analyzed(str(trace), graph_capture=str(capture))
     att = [r for r in rep.sheet("unified_perf_summary").records() if r["name"] == "vllm::unified_attention_with_output"]
     assert len(att) == 2 and sum(r["count"] for r in att) == 24
     assert all("split by kernels" in r["flags"] for r in att)

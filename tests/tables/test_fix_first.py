@@ -8,6 +8,7 @@ from perfreport.pipeline import analyze
 from perfreport.tables.fix_first import fix_first
 from perfreport.tables.sheet import Sheet
 from tests.conftest import FIX
+from tests.kit.cached import analyzed
 
 UNI = [
     "name",
@@ -58,7 +59,7 @@ def test_wins_by_hand_and_bounds_sort_by_their_lower_bound():
 
 @pytest.mark.parametrize("name", ["h100_qwen_0.5b.json.gz", "mi300_qwen_0.5b.json.gz", "vllm_decode_graph.json.gz"])
 def test_every_figure_comes_from_the_row_it_names(name):
-    r = analyze(str(FIX / name))
+    r = analyzed(str(FIX / name))
     uni = r.sheet("unified_perf_summary").records()
     idle = {i["device"]: i for i in r.sheet("idle_time").records() if i["stream"] == "all"}
     tl = r.sheet("gpu_timeline").records()
@@ -81,7 +82,7 @@ def test_every_figure_comes_from_the_row_it_names(name):
 
 
 def test_target_is_adjustable_and_checked(tmp_path):
-    a = analyze(str(FIX / "h100_qwen_0.5b.json.gz"), target_roofline=0.5)
+    a = analyzed(str(FIX / "h100_qwen_0.5b.json.gz"), target_roofline=0.5)
     top = a.sheet("fix_first").records()[0]
     assert "to 50% of roofline" in top["what"]
     from perfreport.errors import BadInput

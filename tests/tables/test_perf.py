@@ -12,6 +12,7 @@ from perfreport.specs import detect_arch
 from perfreport.tables import build_sheets
 from perfreport.tables.sheet import fmt_dims
 from tests.conftest import FIX
+from tests.kit.cached import analyzed
 
 ALL = [
     "h100_qwen_0.5b",
@@ -105,12 +106,11 @@ def test_unlinked_kernels_have_their_own_rows(qwen):
 def test_per_category_sheets_lead_with_the_unified_columns():
     """Issue 23: GEMM had roofline mean (%) in column AB; every per-category sheet now starts
     with the unified sheet's lead (name, category, time, share, roofline %, bound, flags, dims)."""
-    from perfreport.pipeline import analyze
     from perfreport.tables.perf import LEAD_COLS
     from perfreport.writers.summary import WORKBOOK_LEAD
     from tests.conftest import FIX
 
-    rep = analyze(str(FIX / "h100_qwen_0.5b.json.gz"))
+    rep = analyzed(str(FIX / "h100_qwen_0.5b.json.gz"))
     cats = [s for s in rep.sheets if s.name in {r["category"] for r in rep.sheet("unified").records()}]
     assert cats and WORKBOOK_LEAD == LEAD_COLS
     for s in cats:

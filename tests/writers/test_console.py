@@ -12,12 +12,12 @@ from types import SimpleNamespace
 import pytest
 from rich.console import Console
 
-import perfreport
 from perfreport.report import Report
 from perfreport.tables.sheet import Sheet
 from perfreport.writers import numfmt
 from perfreport.writers.console import print_summary, shorten_middle
 from tests.conftest import FIX
+from tests.kit.cached import analyzed
 
 SNAP = Path(__file__).parent / "snapshots"
 KERNEL = (
@@ -184,7 +184,7 @@ def test_shorten_middle():
 
 @pytest.fixture(scope="module")
 def h100():
-    return perfreport.analyze(FIX / "h100_qwen_0.5b.json.gz")
+    return analyzed(FIX / "h100_qwen_0.5b.json.gz")
 
 
 @pytest.mark.parametrize("width", [80, 100, 120, 200])

@@ -9,9 +9,9 @@ import re
 import pytest
 from openpyxl import load_workbook
 
-import perfreport
 from perfreport.writers.column_docs import columns_rows
 from tests.conftest import FIX
+from tests.kit.cached import analyzed
 
 FIXTURES = [
     "h100_qwen_0.5b.json.gz",
@@ -27,7 +27,7 @@ FIXTURES = [
 @pytest.fixture(scope="module")
 def book(tmp_path_factory):
     out = tmp_path_factory.mktemp("wb") / "r.xlsx"
-    rep = perfreport.analyze(FIX / "h100_qwen_0.5b.json.gz")
+    rep = analyzed(FIX / "h100_qwen_0.5b.json.gz")
     rep.to_excel(out)
     return rep, load_workbook(out)
 
@@ -90,7 +90,7 @@ def test_frozen_filtered_and_data_bar(book):
 @pytest.mark.parametrize("name", FIXTURES[:3])
 def test_no_number_overflows_its_column(tmp_path, name):
     out = tmp_path / "r.xlsx"
-    perfreport.analyze(FIX / name).to_excel(out)
+    analyzed(FIX / name).to_excel(out)
     wb = load_workbook(out)
     checked = 0
     for ws in wb.worksheets:
@@ -134,7 +134,7 @@ def test_columns_sheet_defines_every_column(book):
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_every_fixture_column_has_a_definition(name):
-    rep = perfreport.analyze(FIX / name)
+    rep = analyzed(FIX / name)
     missing = [r[0] for r in columns_rows(rep.sheets) if r[2] == "(no definition yet)"]
     assert not missing, f"add these to perfreport/tables/columns.py: {missing}"
 

@@ -6,7 +6,6 @@ import re
 
 import pytest
 
-import perfreport
 from perfreport.report import Report
 from perfreport.specs import load_arch
 from perfreport.tables.sheet import Sheet
@@ -14,11 +13,12 @@ from perfreport.writers.html import html_text
 from perfreport.writers.roofline_svg import ceilings, points
 from perfreport.writers.summary import unified_rows
 from tests.conftest import FIX
+from tests.kit.cached import analyzed
 
 
 @pytest.fixture(scope="module")
 def h100():
-    return perfreport.analyze(FIX / "h100_qwen_0.5b.json.gz")
+    return analyzed(FIX / "h100_qwen_0.5b.json.gz")
 
 
 @pytest.fixture(scope="module")

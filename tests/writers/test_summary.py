@@ -13,11 +13,11 @@ import orjson
 import pytest
 from rich.console import Console
 
-import perfreport
 from perfreport.writers.console import print_summary
 from perfreport.writers.summary import coverage_lines
 from perfreport.writers.text import print_sheet
 from tests.conftest import FIX
+from tests.kit.cached import analyzed
 
 PCT = re.compile(r"(\d+\.\d)%")
 
@@ -44,7 +44,7 @@ def _outputs(rep, tmp_path) -> dict[str, str]:
 
 @pytest.mark.parametrize("name", ["h100_qwen_0.5b.json.gz", "vllm_decode_graph.json.gz"])
 def test_every_output_states_the_same_coverage_once(name, tmp_path):
-    rep = perfreport.analyze(str(FIX / name))
+    rep = analyzed(str(FIX / name))
     cov = rep.coverage
     head = coverage_lines(rep)[0]
     # the headline's figures are the Coverage object's, worked out from its µs parts
@@ -68,12 +68,10 @@ def test_every_output_states_the_same_coverage_once(name, tmp_path):
 
 
 def test_graph_replay_hint_is_part_of_the_statement():
-    rep = perfreport.analyze(str(FIX / "vllm_decode_graph.json.gz"))
+    rep = analyzed(str(FIX / "vllm_decode_graph.json.gz"))
     by_reason = coverage_lines(rep)[1]
     # the replay is 10,388.5 of 10,717.7 µs = 96.9%; the hint sits beside its share
     assert "graph replay without shapes 96.9% (10,388.5 µs; give --graph-capture)" in by_reason
     assert rep.coverage.to_dict()["hints"] == {"graph replay without shapes": "give --graph-capture"}
-    with_capture = perfreport.analyze(
-        str(FIX / "vllm_decode_graph.json.gz"), graph_capture=str(FIX / "vllm_decode_capture")
-    )
+    with_capture = analyzed(str(FIX / "vllm_decode_graph.json.gz"), graph_capture=str(FIX / "vllm_decode_capture"))
     assert "--graph-capture" not in " ".join(coverage_lines(with_capture))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.kit.cached import analyzed
 
 FLASHINFER = (
     "batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_e4m3_dtype_o_bf16_"
@@ -24,9 +25,8 @@ FIX = Path(__file__).resolve().parents[3] / "fixtures" / "inference_attention_op
 
 @pytest.fixture(scope="module")
 def rows():
-    from perfreport.pipeline import analyze
 
-    rep = analyze(str(FIX))
+    rep = analyzed(str(FIX))
     return {r["name"]: r for r in rep.sheet("InferenceAttention_fwd").records()}
 
 
@@ -96,11 +96,10 @@ def test_mla_decode_latent(rows, name):
 
 
 def test_flash_attn_varlen_on_chunk_statistics():
-    from perfreport.pipeline import analyze
 
     rows = {
         r["param: B"]: r
-        for r in analyze(str(FIX)).sheet("SDPA_fwd").records()
+        for r in analyzed(str(FIX)).sheet("SDPA_fwd").records()
         if r["name"] == "flash_attn::_flash_attn_varlen_forward"
     }
     # prefill 16 + 8 (causal): P = sqsk - sqsq/2 = 320 - 160 = 160 -> 2*8*160*128 = 327,680

@@ -355,10 +355,31 @@ def test_fp8_scales_per_head_and_token(mode, layout, v5):
 @pytest.mark.parametrize("parts", [7])  # 7 partitions: full ones (the 300-token sequence) and empty ones
 def test_bf16_partials(parts):
     inp = build_inputs([300, 17, 129], q_len=3, q_heads=3, kv_heads=1, head_dim=32, v_head_dim=48, page_size=16, seed=4)
-    _check(inp, num_partitions=parts, partials="bf16")
     ws = make_workspace(3, 1, 9, 48, parts, "cpu", partials="bf16")
     _check(inp, num_partitions=parts, partials="bf16", workspace=ws)
     _bad(inp, "accumulator", workspace=ws)  # a bf16 workspace with fp32 partials
+    # the workspace the call makes itself is bf16 too (the kernels are the same as above, so a
+    # small case: 2 sequences of 3 and 2 pages split in 2, 8 query rows)
+    small = build_inputs([40, 20], q_len=2, q_heads=2, kv_heads=1, head_dim=32, v_head_dim=48, page_size=16, seed=4)
+    _check(small, num_partitions=2, partials="bf16")
+
+
+def test_the_suites_interpreter_shortcut_changes_no_output():
+    """tests/kit/interpreter.py (installed for every test) skips the interpreter's re-patching of
+    triton.language at each device-function call: the same launches, bit for bit, without it."""
+    from tests.kit import interpreter
+
+    inp = build_inputs([70, 21], q_len=2, q_heads=4, kv_heads=2, head_dim=32, v_head_dim=16, page_size=16, seed=8)
+    interpreter.install()
+    before = interpreter.skipped()
+    fast = _run(inp, num_partitions=2)
+    assert interpreter.skipped() > before  # the kernels call device functions: skipped there
+    interpreter.uninstall()
+    try:
+        slow = _run(inp, num_partitions=2)
+    finally:
+        interpreter.install()
+    assert torch.equal(fast, slow) and torch.isfinite(fast.float()).all()
 
 
 def test_tiles_smaller_than_a_page():
