@@ -103,9 +103,24 @@ static PyObject *setup(PyObject *self, PyObject *args)
 
 /* ---- a conservative JSON scanner for args ---------------------------------------------------- */
 
+/* byte classes: JSON blanks; bytes that end the plain run of a string (the quote, a backslash, a
+ * control character, any non-ASCII byte); digits */
+enum { C_WS = 1, C_STOP = 2, C_DIGIT = 4 };
+static unsigned char cls[256];
+
+static void init_classes(void)
+{
+    for (int c = 0; c < 256; c++)
+        cls[c] = (unsigned char)(((c == ' ' || c == '\t' || c == '\n' || c == '\r') ? C_WS : 0) |
+                                 ((c == '"' || c == '\\' || c < 0x20 || c >= 0x80) ? C_STOP : 0) |
+                                 ((c >= '0' && c <= '9') ? C_DIGIT : 0));
+}
+
+#define CLS(p) cls[(unsigned char)*(p)]
+
 static inline const char *ws(const char *p, const char *e)
 {
-    while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+    while (p < e && (CLS(p) & C_WS))
         p++;
     return p;
 }
@@ -115,22 +130,21 @@ static inline const char *ws(const char *p, const char *e)
 static const char *skip_string(const char *p, const char *e, int *plain)
 {
     *plain = 1;
-    for (p++; p < e; p++) {
+    for (p++;; p++) {
+        while (p < e && !(CLS(p) & C_STOP))
+            p++;
+        if (p >= e)
+            return NULL;
         unsigned char c = (unsigned char)*p;
         if (c == '"')
             return p + 1;
-        if (c < 0x20 || c >= 0x80)
+        if (c != '\\' || ++p >= e)
+            return NULL; /* a control character or a non-ASCII byte */
+        *plain = 0;
+        c = (unsigned char)*p;
+        if (!(c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't'))
             return NULL;
-        if (c == '\\') {
-            *plain = 0;
-            if (++p >= e)
-                return NULL;
-            c = (unsigned char)*p;
-            if (!(c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't'))
-                return NULL;
-        }
     }
-    return NULL;
 }
 
 /* A number at p: past it, or NULL when unsure (an exponent, many digits, bad grammar). */
@@ -144,7 +158,7 @@ static const char *skip_number(const char *p, const char *e)
     if (*p == '0')
         p++;
     else if (*p >= '1' && *p <= '9')
-        while (p < e && *p >= '0' && *p <= '9')
+        while (p < e && (CLS(p) & C_DIGIT))
             p++;
     else
         return NULL;
@@ -152,7 +166,7 @@ static const char *skip_number(const char *p, const char *e)
         p++;
         if (p >= e || *p < '0' || *p > '9')
             return NULL;
-        while (p < e && *p >= '0' && *p <= '9')
+        while (p < e && (CLS(p) & C_DIGIT))
             p++;
     }
     if (p < e && (*p == 'e' || *p == 'E'))
@@ -580,6 +594,7 @@ static const char *col_attr[NCOL] = {"ts", "dur", "name", "cat", "thr", "ext", "
                                      "ts", "dur", "name", "cat", "ds", "corr", "ext", "nbytes",
                                      "id", "loc", "ts", "id", "loc", "ts"};
 static const char col_code[NCOL + 1] = "ddibiqqiddibiqqqqidqid";
+static PyObject *s_col_attr[NCOL]; /* interned at import: no new str per batch */
 static const int col_table[NCOL] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 3, 3, 3};
 
 typedef struct {
@@ -615,7 +630,7 @@ static int cols_init(Cols *cs, PyObject **tables, Py_ssize_t n)
 {
     memset(cs, 0, sizeof(*cs));
     for (int i = 0; i < NCOL; i++) {
-        cs->arr[i] = PyObject_GetAttrString(tables[col_table[i]], col_attr[i]);
+        cs->arr[i] = PyObject_GetAttr(tables[col_table[i]], s_col_attr[i]);
         if (cs->arr[i] == NULL)
             return -1;
         PyObject *tc = PyObject_GetAttr(cs->arr[i], s_typecode);
@@ -694,6 +709,17 @@ enum { A_KINDS, A_NAMEC, A_NAMES, A_THRC, A_THREADS, A_DSC, A_DSS, A_LOCC, A_LOC
 static const char *col_fields[A_N] = {"_kinds",       "_name_code", "names",     "_thr_code",
                                       "threads",      "_ds_code",   "devstreams", "_loc_code",
                                       "locations",    "_args_fast", "launch_kernels"};
+
+static const char *tnames[4] = {"c", "g", "flow_s", "flow_f"};
+static PyObject *s_col_fields[A_N], *s_tnames[4];
+
+static int intern_all(PyObject **out, const char **names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if ((out[i] = PyUnicode_InternFromString(names[i])) == NULL)
+            return -1;
+    return 0;
+}
 
 static inline int is_char(PyObject *s, Py_UCS4 c)
 {
@@ -916,13 +942,12 @@ static PyObject *add(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
         if ((PyObject *)Py_TYPE(PyList_GET_ITEM(batch, i)) != g_ev_type)
             Py_RETURN_FALSE; /* not a batch of Ev: the Python loop */
     PyObject *a[A_N] = {NULL}, *tables[4] = {NULL}, *nobj = NULL;
-    static const char *tnames[4] = {"c", "g", "flow_s", "flow_f"};
     Cols cs;
     memset(&cs, 0, sizeof(cs));
     Py_ssize_t n = -1;
     int err = -1;
     for (int i = 0; i < A_N; i++)
-        if ((a[i] = PyObject_GetAttrString(col, col_fields[i])) == NULL)
+        if ((a[i] = PyObject_GetAttr(col, s_col_fields[i])) == NULL)
             goto done;
     for (int i = 0; i < A_N; i++) {
         int ok = i == A_LK ? (a[i] == Py_None || PyDict_CheckExact(a[i]))
@@ -934,7 +959,7 @@ static PyObject *add(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
         }
     }
     for (int i = 0; i < 4; i++)
-        if ((tables[i] = PyObject_GetAttrString(col, tnames[i])) == NULL)
+        if ((tables[i] = PyObject_GetAttr(col, s_tnames[i])) == NULL)
             goto done;
     if (cols_init(&cs, tables, len) < 0)
         goto done;
@@ -1010,10 +1035,14 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "perfreport.read._col
 
 PyMODINIT_FUNC PyInit__collect(void)
 {
+    init_classes();
     PyObject **names[] = {&s_gpu, &s_cpu, &s_cpu_row, &s_flow, &s_metadata, &s_frombytes, &s_n_events, &s_typecode};
     const char *strs[] = {"_gpu", "_cpu", "_cpu_row", "_flow", "_metadata", "frombytes", "n_events", "typecode"};
     for (int i = 0; i < 8; i++)
         if ((*names[i] = PyUnicode_InternFromString(strs[i])) == NULL)
             return NULL;
+    if (intern_all(s_col_attr, col_attr, NCOL) < 0 || intern_all(s_col_fields, col_fields, A_N) < 0 ||
+        intern_all(s_tnames, tnames, 4) < 0)
+        return NULL;
     return PyModule_Create(&module);
 }
