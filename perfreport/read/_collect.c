@@ -1036,16 +1036,27 @@ static PyObject *add(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
 done:
     if (cs.arr[0] != NULL) {
         /* the rows taken before an error are in the columns, as in the Python loop */
+#if PY_VERSION_HEX >= 0x030C0000
+        PyObject *exc = PyErr_GetRaisedException();
+#else
         PyObject *et, *ev, *tb;
         PyErr_Fetch(&et, &ev, &tb);
+#endif
         if (cols_flush(&cs) < 0)
             err = -1;
         if (n >= 0 && set_n(col, n) < 0)
             err = -1;
+#if PY_VERSION_HEX >= 0x030C0000
+        if (exc != NULL) {
+            PyErr_Clear();
+            PyErr_SetRaisedException(exc);
+        }
+#else
         if (et != NULL) {
             PyErr_Clear();
             PyErr_Restore(et, ev, tb);
         }
+#endif
     }
     cols_free(&cs);
     for (int i = 0; i < A_N; i++)
