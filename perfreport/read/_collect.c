@@ -15,6 +15,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <stdint.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -554,9 +555,70 @@ static int rt_args(PyObject *raw, int kernel, RtRes *r)
     return 1;
 }
 
-/* b"\0".join of the five interning-key parts, looked up in args_fast: 1 (found), 0, -1. */
-static int op_lookup(PyObject *args_fast, const Span *parts, OpRes *r)
+/* The interning keys args_fast answered in this batch, by a cheap hash of their parts: a hit
+ * takes no bytes object, no siphash and no dict lookup. args_fast only ever gains keys, and a
+ * key's index never changes, so what it answered once stays true. */
+#define KC_SLOTS 2048 /* a power of 2, twice KC_MAX: a probe always ends on an empty slot */
+#define KC_MAX 1024
+typedef struct {
+    uint32_t slot[KC_SLOTS]; /* entry + 1; 0: empty */
+    uint64_t hash[KC_MAX];
+    PyObject *key[KC_MAX]; /* the bytes args_fast was asked with (a reference) */
+    Py_ssize_t ai[KC_MAX];
+    int n;
+} KeyCache;
+
+static uint64_t parts_hash(const Span *parts)
 {
+    uint64_t h = 0x243F6A8885A308D3ull;
+    for (int i = 0; i < 5; i++) {
+        const char *p = parts[i].s;
+        Py_ssize_t n = parts[i].e - p;
+        uint64_t w;
+        for (; n >= 8; p += 8, n -= 8) {
+            memcpy(&w, p, 8);
+            h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+            h ^= h >> 31;
+        }
+        w = 0;
+        memcpy(&w, p, (size_t)n);
+        h = (h ^ w ^ ((uint64_t)(parts[i].e - parts[i].s) << 40)) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 31;
+    }
+    return h;
+}
+
+/* the parts joined by NUL bytes equal key's bytes */
+static int parts_equal(const Span *parts, PyObject *key)
+{
+    const char *q = PyBytes_AS_STRING(key), *end = q + PyBytes_GET_SIZE(key);
+    for (int i = 0; i < 5; i++) {
+        Py_ssize_t n = parts[i].e - parts[i].s;
+        if (i && (q >= end || *q++ != '\0'))
+            return 0;
+        if (end - q < n || memcmp(q, parts[i].s, n) != 0)
+            return 0;
+        q += n;
+    }
+    return q == end;
+}
+
+/* b"\0".join of the five interning-key parts, looked up in args_fast (kc: that batch's cache, or
+ * NULL): 1 (found, r->ai), 0 (not there), -1. */
+static int op_lookup(PyObject *args_fast, const Span *parts, OpRes *r, KeyCache *kc)
+{
+    uint64_t h = 0;
+    uint32_t at = 0;
+    if (kc != NULL) {
+        h = parts_hash(parts);
+        for (at = (uint32_t)h & (KC_SLOTS - 1); kc->slot[at]; at = (at + 1) & (KC_SLOTS - 1)) {
+            uint32_t k = kc->slot[at] - 1;
+            if (kc->hash[k] == h && parts_equal(parts, kc->key[k])) {
+                r->ai = kc->ai[k];
+                return 1;
+            }
+        }
+    }
     Py_ssize_t n = 4;
     for (int i = 0; i < 5; i++)
         n += parts[i].e - parts[i].s;
@@ -571,14 +633,47 @@ static int op_lookup(PyObject *args_fast, const Span *parts, OpRes *r)
         q += parts[i].e - parts[i].s;
     }
     PyObject *ai = PyDict_GetItemWithError(args_fast, key);
-    Py_DECREF(key);
-    if (ai == NULL)
+    if (ai == NULL) {
+        Py_DECREF(key);
         return PyErr_Occurred() ? -1 : 0;
+    }
     r->ai = PyLong_AsSsize_t(ai);
-    return (r->ai == -1 && PyErr_Occurred()) ? -1 : 1;
+    if (r->ai == -1 && PyErr_Occurred()) {
+        Py_DECREF(key);
+        return -1;
+    }
+    if (kc != NULL && kc->n < KC_MAX) {
+        kc->slot[at] = (uint32_t)kc->n + 1;
+        kc->hash[kc->n] = h;
+        kc->key[kc->n] = key; /* the cache's reference now */
+        kc->ai[kc->n++] = r->ai;
+    } else
+        Py_DECREF(key);
+    return 1;
 }
 
-static int op_args(PyObject *raw, PyObject *args_fast, OpRes *r)
+static KeyCache *kc_new(void)
+{
+    KeyCache *kc = PyMem_Malloc(sizeof(KeyCache));
+    if (kc == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memset(kc->slot, 0, sizeof(kc->slot));
+    kc->n = 0;
+    return kc;
+}
+
+static void kc_free(KeyCache *kc)
+{
+    if (kc == NULL)
+        return;
+    for (int i = 0; i < kc->n; i++)
+        Py_DECREF(kc->key[i]);
+    PyMem_Free(kc);
+}
+
+static int op_args(PyObject *raw, PyObject *args_fast, OpRes *r, KeyCache *kc)
 {
     Py_buffer v;
     Span sp[O_N + 3]; /* in op_keys' order */
@@ -590,7 +685,7 @@ static int op_args(PyObject *raw, PyObject *args_fast, OpRes *r)
             if (sp[i].s == NULL)
                 sp[i].s = sp[i].e = "";
         n_scanned++;
-        int found = op_lookup(args_fast, sp + 5, r);
+        int found = op_lookup(args_fast, sp + 5, r, kc);
         PyBuffer_Release(&v);
         return found;
     }
@@ -615,7 +710,7 @@ static int op_args(PyObject *raw, PyObject *args_fast, OpRes *r)
     if (nv == 5) {
         r->ext = as_ll(FLD(a, op_off[O_EXT]));
         r->seq = as_ll(FLD(a, op_off[O_SEQ]));
-        found = PyErr_Occurred() ? -1 : op_lookup(args_fast, parts, r);
+        found = PyErr_Occurred() ? -1 : op_lookup(args_fast, parts, r, NULL);
     }
     while (nv-- > 0)
         PyBuffer_Release(&views[nv]);
@@ -642,6 +737,7 @@ typedef struct {
     PyObject *arr[NCOL];
     char *buf[NCOL];
     Py_ssize_t rows[4]; /* pending rows of c, g, flow_s, flow_f */
+    KeyCache *kc;       /* this batch's interning keys */
 } Cols;
 
 static Py_ssize_t itemsize(char code)
@@ -665,11 +761,15 @@ static void cols_free(Cols *cs)
         PyMem_Free(cs->buf[i]);
         cs->buf[i] = NULL;
     }
+    kc_free(cs->kc);
+    cs->kc = NULL;
 }
 
 static int cols_init(Cols *cs, PyObject **tables, Py_ssize_t n)
 {
     memset(cs, 0, sizeof(*cs));
+    if ((cs->kc = kc_new()) == NULL)
+        return -1;
     for (int i = 0; i < NCOL; i++) {
         cs->arr[i] = PyObject_GetAttr(tables[col_table[i]], s_col_attr[i]);
         if (cs->arr[i] == NULL)
@@ -901,7 +1001,7 @@ static int add_x(Cols *cs, PyObject *col, PyObject **a, Py_ssize_t n, PyObject *
             x = y = NONE_V;
         else {
             OpRes r;
-            int got = op_args(raw, a[A_FAST], &r);
+            int got = op_args(raw, a[A_FAST], &r, cs->kc);
             if (got <= 0)
                 return got < 0 ? -1 : exact_row(cs, col, n, ev, code, ts, dur, nc, *thr);
             x = r.seq;
