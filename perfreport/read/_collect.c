@@ -1069,8 +1069,8 @@ static int add_flow(Cols *cs, PyObject *col, PyObject **a, Py_ssize_t n, PyObjec
 
 static PyObject *add(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
 {
-    if (argc != 2 || !PyList_CheckExact(argv[1])) {
-        PyErr_SetString(PyExc_TypeError, "add(collector, batch: list)");
+    if (argc != 2) {
+        PyErr_SetString(PyExc_TypeError, "add(collector, batch)");
         return NULL;
     }
     if (!g_ready) {
@@ -1078,6 +1078,8 @@ static PyObject *add(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
         return NULL;
     }
     PyObject *col = argv[0], *batch = argv[1];
+    if (!PyList_CheckExact(batch))
+        Py_RETURN_FALSE; /* not a list: the Python loop */
     Py_ssize_t len = PyList_GET_SIZE(batch);
     for (Py_ssize_t i = 0; i < len; i++)
         if ((PyObject *)Py_TYPE(PyList_GET_ITEM(batch, i)) != g_ev_type)

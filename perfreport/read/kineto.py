@@ -8,6 +8,11 @@ to the typed columns of :mod:`perfreport.read.columns` (decoded as
 :mod:`perfreport.read.schema` describes). :func:`perfreport.tree.build_tree` nests and links
 on these columns and materializes :class:`~perfreport.events.Op` /
 :class:`~perfreport.events.GpuEvent` records only for what the report needs.
+
+:meth:`Collector.add` runs in C when the optional extension ``perfreport/read/_collect.c`` is
+built (``pip install -e .`` builds it where a C compiler is found; without one the install
+still succeeds); :meth:`Collector.add_python` is the same loop in Python, the reference, and what
+runs without the extension or with ``PERFREPORT_PURE_PYTHON=1``.
 """
 
 from __future__ import annotations
