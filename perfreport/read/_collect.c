@@ -1,6 +1,6 @@
 /* The inline loop of perfreport.read.kineto.Collector.add, in C (optional; see kineto.py).
  *
- * add(collector, batch) does what Collector._add_python does for one batch of
+ * add(collector, batch) does what Collector.add_python does for one batch of
  * perfreport.read.schema.Ev: the same rows in the same columns, the same interning order, the
  * same n_events, and every event the inline loop would hand to an exact path
  * (perfreport/read/exact.py) is handed to that same Python method, in reading order.
@@ -1198,5 +1198,13 @@ PyMODINIT_FUNC PyInit__collect(void)
     if (intern_all(s_col_attr, col_attr, NCOL) < 0 || intern_all(s_col_fields, col_fields, A_N) < 0 ||
         intern_all(s_tnames, tnames, 4) < 0)
         return NULL;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    /* the constants compiled in, which kineto checks against schema's before using this module */
+    PyObject *codes = m ? Py_BuildValue("(iiiLL)", C_RUNTIME, C_DRIVER, C_KERNEL, NONE_V, FLOW_HI) : NULL;
+    if (codes == NULL || PyModule_AddObject(m, "CODES", codes) < 0) {
+        Py_XDECREF(codes);
+        Py_XDECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -9,6 +9,7 @@ built (no C compiler at install time) or PERFREPORT_PURE_PYTHON turns it off."""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -28,11 +29,21 @@ from perfreport.read.splitter import Split, iter_batches
 from tests.conftest import FIX, ROOT
 from tests.read.test_exact import EDGE, _x
 
+_BUILT = importlib.util.find_spec("perfreport.read._collect") is not None
+_PURE = os.environ.get("PERFREPORT_PURE_PYTHON", "") not in ("", "0")
 pytestmark = pytest.mark.skipif(
-    kineto._C is None,
+    not _BUILT or _PURE,
     reason="the C accelerator perfreport.read._collect is not built (no C compiler at install time: "
     "`pip install -e .` again with one) or PERFREPORT_PURE_PYTHON is set",
 )
+
+
+@pytest.fixture(autouse=True)
+def _c_loop_in_use():
+    """Built but not used (kineto refuses a build whose codes differ from schema's) fails here,
+    rather than every comparison below comparing the Python loop with itself."""
+    assert kineto._C is not None, "perfreport.read._collect is built but unused: rebuild it (setup.py build_ext)"
+
 
 SHARED = Path(os.environ.get("PERFREPORT_SHARED", ROOT.parent / "shared")) / "traces"
 
@@ -204,6 +215,13 @@ def test_an_error_leaves_the_same_state_both_ways(bad):
     c, py = Collector("t.json"), Collector("t.json")
     assert _run(c, _ev(events), False) == _run(py, _ev(events), True) is not None
     assert full_state(c) == full_state(py) and c.n_events == 5
+
+
+def test_the_codes_compiled_in_are_schema_s():
+    from perfreport.read import _collect
+    from perfreport.read.schema import C_DRIVER, C_KERNEL, C_RUNTIME
+
+    assert _collect.CODES == (C_RUNTIME, C_DRIVER, C_KERNEL, NONE, kineto._FLOW_HI)
 
 
 def test_a_batch_that_is_not_a_list_of_ev_takes_the_python_loop():
