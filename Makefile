@@ -13,7 +13,9 @@ EXTRAS := bench,test,ray,pandas
 
 install: $(BASE)
 
-$(BASE): pyproject.toml
+# setup.py builds the read stage's optional C accelerator (perfreport/read/_collect.c) in place;
+# without a C compiler the install still succeeds and the reader runs its Python loop
+$(BASE): pyproject.toml setup.py perfreport/read/_collect.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -e .
 	touch $(BASE)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The read stage and the whole run against a typed msgspec parse of the same bytes.
 
-    python benchmarks/bench_read.py [--size-mb 100] [--keep FILE] [--repeat N] [--compare /work/main]
+    python benchmarks/bench_read.py [--size-mb 100] [--keep FILE] [--repeat N] [--compare /work/main] [--pure-python]
 
 Builds a trace of at least --size-mb MB by replicating fixtures/h100_qwen_0.5b.json.gz
 (benchmarks/bench_analyze.py's ``build``: ids offset so links stay valid; 650 for the issue's
@@ -15,7 +15,8 @@ large case), then, each in a fresh child process, CPU seconds, wall seconds and 
 * ``perfreport analyze FILE -o OUT.xlsx -q``: the whole run.
 
 Ratios are against the baseline measured in the same run (``--compare``: each checkout against
-its own baseline; ``--repeat``: every command N times in turn, the run with the least CPU shown,
+its own baseline; ``--pure-python``: this checkout once more with ``PERFREPORT_PURE_PYTHON=1``,
+the read's Python loop instead of its C accelerator; ``--repeat``: every command N times in turn, the run with the least CPU shown,
 which on a shared machine is the least disturbed one). Targets (issue 21): read <= 1.15x,
 whole run <= 2x, peak RSS of the run <= 0.15x the JSON size at 650 MB.
 """
@@ -57,8 +58,8 @@ _MEASURE = (
 )
 
 
-def measure(cmd: list[str], tree: Path = ROOT) -> tuple[int, float, float, float]:
-    env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}
+def measure(cmd: list[str], tree: Path = ROOT, env_extra: dict | None = None) -> tuple[int, float, float, float]:
+    env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", **(env_extra or {})}
     # run in the checkout: ``python -c`` / ``-m`` put the working directory first on sys.path
     out = subprocess.run(
         [sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True, check=True, env=env, cwd=tree
@@ -73,6 +74,7 @@ def main() -> None:
     ap.add_argument("--keep", help="build the trace at (or reuse it from) this path")
     ap.add_argument("--repeat", type=int, default=1, help="run each command N times in turn; report the least CPU")
     ap.add_argument("--compare", help="another checkout (e.g. /work/main) measured in the same run, in turn")
+    ap.add_argument("--pure-python", action="store_true", help="also this checkout with PERFREPORT_PURE_PYTHON=1")
     a = ap.parse_args()
     tmp = tempfile.TemporaryDirectory()
     big = Path(a.keep) if a.keep else Path(tmp.name) / "big.json"
@@ -88,18 +90,22 @@ def main() -> None:
             [py, "-m", "perfreport", "analyze", str(big), "-o", f"{tmp.name}/o.xlsx", "-q"],
         ),
     ]
-    trees = [("", ROOT)] + ([(f"({Path(a.compare).name}) ", Path(a.compare).resolve())] if a.compare else [])
+    trees = [("", ROOT, None)]
+    if a.pure_python:
+        trees.append(("(pure Python) ", ROOT, {"PERFREPORT_PURE_PYTHON": "1"}))
+    if a.compare:
+        trees.append((f"({Path(a.compare).name}) ", Path(a.compare).resolve(), None))
     best: dict = {}
     for _ in range(max(1, a.repeat)):
-        for label, tree in trees:
+        for label, tree, env in trees:
             for name, cmd in runs:
-                m = measure(cmd, tree)
+                m = measure(cmd, tree, env)
                 k = (label, name)
                 if k not in best or m[2] < best[k][2]:
                     best[k] = m
     print(f"| {mb:.0f} MB trace | exit | wall s | CPU s | CPU / baseline | peak RSS MB | RSS / JSON size |")
     print("|---|---|---|---|---|---|---|")
-    for label, _tree in trees:
+    for label, _tree, _env in trees:
         base = best[(label, runs[0][0])][2]
         for name, _cmd in runs:
             rc, wall, cpu, rss = best[(label, name)]

@@ -8,10 +8,16 @@ to the typed columns of :mod:`perfreport.read.columns` (decoded as
 :mod:`perfreport.read.schema` describes). :func:`perfreport.tree.build_tree` nests and links
 on these columns and materializes :class:`~perfreport.events.Op` /
 :class:`~perfreport.events.GpuEvent` records only for what the report needs.
+
+:meth:`Collector.add` runs in C when the optional extension ``perfreport/read/_collect.c`` is
+built (``pip install -e .`` builds it where a C compiler is found; without one the install
+still succeeds); :meth:`Collector.add_python` is the same loop in Python, the reference, and what
+runs without the extension or with ``PERFREPORT_PURE_PYTHON=1``.
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 import msgspec
@@ -20,6 +26,7 @@ from perfreport.events import GPU_ANNOTATION, NONE, PYTHON, GpuEvent, Op
 from perfreport.read.columns import CpuColumns, Flows, GpuColumns
 from perfreport.read.exact import ExactPaths
 from perfreport.read.schema import C_DRIVER, C_KERNEL, C_RUNTIME, CAT_ALIASES, CAT_CODE, CATS, CPU_CATS, FLOW_CATS
+from perfreport.read import schema
 from perfreport.read.schema import GPU_CATS, Ev
 from perfreport.read.schema import fast_gpu_args as _gpu_args, fast_op_args as _op_args
 from perfreport.read.schema import fast_rt_args as _rt_args, fast_rt_args_kernel as _rt_args_kernel
@@ -137,7 +144,14 @@ class Collector(ExactPaths):
 
     # -- reading ---------------------------------------------------------------------------
     def add(self, batch: list[Ev]) -> None:
-        """Append a batch of events to the columns. The usual event is handled inline here,
+        """Append a batch of events to the columns: :meth:`add_python`'s work, done by the C
+        accelerator (``perfreport/read/_collect.c``) when it is built and not turned off
+        (``PERFREPORT_PURE_PYTHON=1``); tests/read/test_collect_c.py holds the two equal."""
+        if _C is None or not _C.add(self, batch):
+            self.add_python(batch)
+
+    def add_python(self, batch: list[Ev]) -> None:
+        """:meth:`add` in Python (the reference). The usual event is handled inline here,
         with every name bound to a local (about 1 µs of Python a kept event); anything else
         goes to the exact paths of :class:`~perfreport.read.exact.ExactPaths`, which
         :meth:`~perfreport.read.exact.ExactPaths.add_exact` runs for every event (the tests
@@ -267,6 +281,33 @@ class Collector(ExactPaths):
 
 
 _FLOW_HI = 1 << 62  # flow ids from here up code non-integer ids (Collector.flow_ids)
+
+
+def _accelerator():
+    """The C loop (``perfreport.read._collect``), or None: not built (no compiler at install
+    time), turned off by ``PERFREPORT_PURE_PYTHON`` (any value but "" and "0"), built with other
+    category codes than schema's, or refusing the structs it was given."""
+    if os.environ.get("PERFREPORT_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from perfreport.read import _collect
+    except ImportError:
+        return None
+    s = schema
+    if getattr(_collect, "CODES", None) != (C_RUNTIME, C_DRIVER, C_KERNEL, NONE, _FLOW_HI):
+        return None  # built against other category codes / sentinels: a stale build
+    try:
+        _collect.setup(
+            Ev, s.FastGpuArgs, s.FastRtArgs, s.FastRtArgsKernel, s.FastOpArgs,
+            _gpu_args, _rt_args, _rt_args_kernel, _op_args,
+            (KeyError, msgspec.MsgspecError, RecursionError), FLOW_CATS,
+        )  # fmt: skip
+    except TypeError:
+        return None
+    return _collect
+
+
+_C = _accelerator()
 
 
 __all__ = ["Collector"]

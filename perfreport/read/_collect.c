@@ -1,0 +1,1210 @@
+/* The inline loop of perfreport.read.kineto.Collector.add, in C (optional; see kineto.py).
+ *
+ * add(collector, batch) does what Collector.add_python does for one batch of
+ * perfreport.read.schema.Ev: the same rows in the same columns, the same interning order, the
+ * same n_events, and every event the inline loop would hand to an exact path
+ * (perfreport/read/exact.py) is handed to that same Python method, in reading order.
+ *
+ * The args of a kept event are read by a small scanner for the usual case (plain ASCII keys
+ * and strings, integer ids of at most 18 digits, no duplicate known key, no exponent): what it
+ * accepts decodes, by msgspec, to exactly the values it finds. Anything else it is unsure of
+ * goes through the msgspec decoder the Python loop calls (schema.fast_*_args), with the same
+ * outcome. Rows are collected in C buffers and appended to the array.array columns once per
+ * batch, and before any call of an exact path (which appends to the same columns).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#define C_RUNTIME 2
+#define C_DRIVER 3
+#define C_KERNEL 5
+#define NONE_V ((long long)(-9223372036854775807LL - 1))
+#define FLOW_HI (1LL << 62)
+#define MAX_DEPTH 64
+#define MAX_DIGITS 18 /* any such integer is inside the columns' int64 range */
+
+/* ---- set up once (setup()): decoders, struct field offsets, names ------------------------- */
+
+static PyObject *g_ev_type, *g_gpu_type, *g_rt_type, *g_rtk_type, *g_op_type;
+static PyObject *g_gpu_dec, *g_rt_dec, *g_rtk_dec, *g_op_dec, *g_errors, *g_flow_cats;
+static int g_ready = 0;
+
+enum { E_PH, E_CAT, E_NAME, E_PID, E_TID, E_TS, E_DUR, E_ID, E_ARGS, E_N };
+static const char *ev_fields[E_N] = {"ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "args"};
+static Py_ssize_t ev_off[E_N];
+
+enum { G_CORR, G_STREAM, G_DEV, G_EXT, G_EXTOLD, G_NB, G_COLL, G_N };
+static const char *gpu_fields[G_N] = {"correlation", "stream", "device", "ext", "ext_old", "nbytes", "coll"};
+static Py_ssize_t gpu_off[G_N];
+
+enum { R_CORR, R_EXT, R_EXTOLD, R_KERNEL, R_N };
+static const char *rt_fields[R_N] = {"correlation", "ext", "ext_old", "kernel"};
+static Py_ssize_t rt_off[R_N], rtk_off[R_N];
+
+enum { O_EXT, O_SEQ, O_CI, O_IT, O_IST, O_IDM, O_FWD, O_N };
+static const char *op_fields[O_N] = {"ext", "seq", "ci", "it", "ist", "idm", "fwd"};
+static Py_ssize_t op_off[O_N];
+
+/* how the args of kept events were read: by the scanner, by msgspec (the scanner unsure) */
+static unsigned long long n_scanned, n_msgspec;
+
+static PyObject *s_gpu, *s_cpu, *s_cpu_row, *s_flow, *s_metadata, *s_frombytes, *s_n_events, *s_typecode;
+
+#define FLD(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+/* offset of each named field of a msgspec Struct type (a member descriptor of an object slot) */
+static int offsets(PyObject *type, const char **names, int n, Py_ssize_t *out)
+{
+    for (int i = 0; i < n; i++) {
+        PyObject *d = PyObject_GetAttrString(type, names[i]);
+        if (d == NULL)
+            return -1;
+        int ok = Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
+        if (ok)
+            out[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_DECREF(d);
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "%R.%s is not an object slot", type, names[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *setup(PyObject *self, PyObject *args)
+{
+    PyObject *ev, *gd, *rd, *rkd, *od, *gt, *rt, *rkt, *ot, *errs, *fc;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOO", &ev, &gt, &rt, &rkt, &ot, &gd, &rd, &rkd, &od, &errs, &fc))
+        return NULL;
+    if (!PyType_Check(ev) || !PyType_Check(gt) || !PyType_Check(rt) || !PyType_Check(rkt) || !PyType_Check(ot)) {
+        PyErr_SetString(PyExc_TypeError, "setup: struct types expected");
+        return NULL;
+    }
+    if (!PyTuple_Check(errs) || !PyAnySet_Check(fc)) {
+        PyErr_SetString(PyExc_TypeError, "setup: an exception tuple and a set of flow categories expected");
+        return NULL;
+    }
+    if (offsets(ev, ev_fields, E_N, ev_off) < 0 || offsets(gt, gpu_fields, G_N, gpu_off) < 0 ||
+        offsets(rt, rt_fields, R_N - 1, rt_off) < 0 || offsets(rkt, rt_fields, R_N, rtk_off) < 0 ||
+        offsets(ot, op_fields, O_N, op_off) < 0)
+        return NULL;
+    PyObject **slots[] = {&g_ev_type, &g_gpu_type, &g_rt_type, &g_rtk_type, &g_op_type, &g_gpu_dec,
+                          &g_rt_dec,  &g_rtk_dec,  &g_op_dec,  &g_errors,   &g_flow_cats};
+    PyObject *vals[] = {ev, gt, rt, rkt, ot, gd, rd, rkd, od, errs, fc};
+    for (int i = 0; i < 11; i++) {
+        Py_INCREF(vals[i]);
+        Py_XSETREF(*slots[i], vals[i]);
+    }
+    g_ready = 1;
+    Py_RETURN_NONE;
+}
+
+/* ---- a conservative JSON scanner for args ---------------------------------------------------- */
+
+/* byte classes: JSON blanks; bytes that end the plain run of a string (the quote, a backslash, a
+ * control character, any non-ASCII byte); digits */
+enum { C_WS = 1, C_STOP = 2, C_DIGIT = 4 };
+static unsigned char cls[256];
+
+static void init_classes(void)
+{
+    for (int c = 0; c < 256; c++)
+        cls[c] = (unsigned char)(((c == ' ' || c == '\t' || c == '\n' || c == '\r') ? C_WS : 0) |
+                                 ((c == '"' || c == '\\' || c < 0x20 || c >= 0x80) ? C_STOP : 0) |
+                                 ((c >= '0' && c <= '9') ? C_DIGIT : 0));
+}
+
+#define CLS(p) cls[(unsigned char)*(p)]
+
+static inline const char *ws(const char *p, const char *e)
+{
+    /* the usual blank is one space (", ", ": "): taken without a branch on it */
+    p += p < e && *p == ' ';
+    while (p < e && (CLS(p) & C_WS))
+        p++;
+    return p;
+}
+
+/* past the digits at p */
+static inline const char *digits(const char *p, const char *e)
+{
+#ifdef __SSE2__
+    const __m128i lo = _mm_set1_epi8('0' - 1), hi = _mm_set1_epi8('9' + 1);
+    while (e - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)p);
+        int m = ~_mm_movemask_epi8(_mm_and_si128(_mm_cmpgt_epi8(x, lo), _mm_cmplt_epi8(x, hi))) & 0xffff;
+        if (m)
+            return p + __builtin_ctz((unsigned)m);
+        p += 16;
+    }
+#endif
+    while (p < e && (CLS(p) & C_DIGIT))
+        p++;
+    return p;
+}
+
+/* A string at p ('"'): past its end, or NULL when unsure (a \u escape, a control character, a
+ * non-ASCII byte). *plain: no escape at all. */
+static inline const char *plain_run(const char *p, const char *e)
+{
+#ifdef __SSE2__
+    /* 16 bytes at a time: the quote, a backslash, or (signed) below 0x20: a control character
+     * or any byte from 0x80 up */
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+    while (e - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)p);
+        __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+                                    _mm_cmplt_epi8(x, space));
+        int m = _mm_movemask_epi8(stop);
+        if (m)
+            return p + __builtin_ctz((unsigned)m);
+        p += 16;
+    }
+#endif
+    while (p < e && !(CLS(p) & C_STOP))
+        p++;
+    return p;
+}
+
+static const char *skip_string(const char *p, const char *e, int *plain)
+{
+    *plain = 1;
+    for (p++;; p++) {
+        p = plain_run(p, e);
+        if (p >= e)
+            return NULL;
+        unsigned char c = (unsigned char)*p;
+        if (c == '"')
+            return p + 1;
+        if (c != '\\' || ++p >= e)
+            return NULL; /* a control character or a non-ASCII byte */
+        *plain = 0;
+        c = (unsigned char)*p;
+        if (!(c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't'))
+            return NULL;
+    }
+}
+
+/* A number at p: past it, or NULL when unsure (an exponent, many digits, bad grammar). */
+static const char *skip_number(const char *p, const char *e)
+{
+    const char *s = p;
+    if (p < e && *p == '-')
+        p++;
+    if (p >= e)
+        return NULL;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        p = digits(p, e);
+    else
+        return NULL;
+    if (p < e && *p == '.') {
+        p++;
+        if (p >= e || *p < '0' || *p > '9')
+            return NULL;
+        p = digits(p, e);
+    }
+    if (p < e && (*p == 'e' || *p == 'E'))
+        return NULL;
+    if (p - s > 24)
+        return NULL;
+    return p;
+}
+
+static const char *skip_value(const char *p, const char *e, int depth);
+
+static const char *skip_container(const char *p, const char *e, int depth, char close)
+{
+    int plain;
+    if (depth > MAX_DEPTH)
+        return NULL;
+    p = ws(p + 1, e);
+    if (p < e && *p == close)
+        return p + 1;
+    for (;;) {
+        if (close == '}') {
+            if (p >= e || *p != '"' || (p = skip_string(p, e, &plain)) == NULL)
+                return NULL;
+            p = ws(p, e);
+            if (p >= e || *p != ':')
+                return NULL;
+            p = ws(p + 1, e);
+        }
+        if ((p = skip_value(p, e, depth + 1)) == NULL)
+            return NULL;
+        p = ws(p, e);
+        if (p >= e)
+            return NULL;
+        if (*p == close)
+            return p + 1;
+        if (*p != ',')
+            return NULL;
+        p = ws(p + 1, e);
+    }
+}
+
+static const char *skip_value(const char *p, const char *e, int depth)
+{
+    int plain;
+    if (p >= e)
+        return NULL;
+    switch (*p) {
+    case '"':
+        return skip_string(p, e, &plain);
+    case '{':
+        return skip_container(p, e, depth, '}');
+    case '[':
+        return skip_container(p, e, depth, ']');
+    case 't':
+        return (e - p >= 4 && memcmp(p, "true", 4) == 0) ? p + 4 : NULL;
+    case 'f':
+        return (e - p >= 5 && memcmp(p, "false", 5) == 0) ? p + 5 : NULL;
+    case 'n':
+        return (e - p >= 4 && memcmp(p, "null", 4) == 0) ? p + 4 : NULL;
+    default:
+        return skip_number(p, e);
+    }
+}
+
+typedef struct {
+    const char *s, *e; /* the value's bytes; s == NULL: key absent */
+} Span;
+
+/* A plain integer literal of at most MAX_DIGITS digits (not "-0"): 1 and *out, else 0. */
+static int span_int(Span v, long long *out)
+{
+    const char *p = v.s;
+    int neg = 0;
+    if (p < v.e && *p == '-') {
+        neg = 1;
+        p++;
+    }
+    Py_ssize_t n = v.e - p;
+    if (n < 1 || n > MAX_DIGITS || (*p == '0' && (n > 1 || neg)))
+        return 0;
+    long long x = 0;
+    for (; p < v.e; p++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        x = x * 10 + (*p - '0');
+    }
+    *out = neg ? -x : x;
+    return 1;
+}
+
+static inline int span_is(Span v, const char *lit, Py_ssize_t n)
+{
+    return v.e - v.s == n && memcmp(v.s, lit, n) == 0;
+}
+
+/* A plain string (no escape) as str, null as None: a new reference, or NULL and *unsure. */
+static PyObject *span_str(Span v, int *unsure)
+{
+    if (span_is(v, "null", 4))
+        Py_RETURN_NONE;
+    if (v.e - v.s >= 2 && *v.s == '"' && memchr(v.s, '\\', v.e - v.s) == NULL)
+        return PyUnicode_DecodeASCII(v.s + 1, v.e - v.s - 2, NULL);
+    *unsure = 1;
+    return NULL;
+}
+
+/* An int, a plain string or null (`int | str | None`, or `int | None` if !strs): new ref. */
+static PyObject *span_id(Span v, int strs, int *unsure)
+{
+    long long x;
+    if (v.s == NULL)
+        Py_RETURN_NONE;
+    if (span_int(v, &x))
+        return PyLong_FromLongLong(x);
+    if (strs || span_is(v, "null", 4))
+        return span_str(v, unsure);
+    *unsure = 1;
+    return NULL;
+}
+
+/* An int64 column id (schema._Col): 1 and *out (NONE when absent), 0 when unsure. */
+static inline int span_col(Span v, long long *out)
+{
+    if (v.s == NULL) {
+        *out = NONE_V;
+        return 1;
+    }
+    return span_int(v, out);
+}
+
+typedef struct {
+    const char *key;
+    Py_ssize_t len;
+} Key;
+
+/* Scan the args object, filling spans[i] for keys[i]. Returns 1 (done), 0 (unsure: ask msgspec)
+ * or 2 (a key outside `keys` while unknown keys are refused). */
+static int scan_args(const char *p, const char *e, const Key *keys, int nkeys, Span *spans, int refuse_unknown)
+{
+    int plain;
+    unsigned seen = 0;
+    for (int i = 0; i < nkeys; i++)
+        spans[i].s = spans[i].e = NULL;
+    p = ws(p, e);
+    if (p >= e || *p != '{')
+        return 0;
+    p = ws(p + 1, e);
+    if (p < e && *p == '}')
+        return ws(p + 1, e) == e;
+    int other = 0;
+    for (;;) {
+        const char *ks = p;
+        if (p >= e || *p != '"' || (p = skip_string(p, e, &plain)) == NULL || !plain)
+            return 0;
+        Py_ssize_t kl = p - ks - 2;
+        int k = -1;
+        for (int i = 0; i < nkeys; i++)
+            if (keys[i].len == kl && memcmp(keys[i].key, ks + 1, kl) == 0) {
+                k = i;
+                break;
+            }
+        p = ws(p, e);
+        if (p >= e || *p != ':')
+            return 0;
+        p = ws(p + 1, e);
+        const char *vs = p;
+        if ((p = skip_value(p, e, 1)) == NULL)
+            return 0;
+        if (k >= 0) {
+            if (seen & (1u << k))
+                return 0; /* a duplicate: msgspec keeps the last, but ask it */
+            seen |= 1u << k;
+            spans[k].s = vs;
+            spans[k].e = p;
+        } else
+            other = 1;
+        p = ws(p, e);
+        if (p >= e)
+            return 0;
+        if (*p == '}')
+            break;
+        if (*p != ',')
+            return 0;
+        p = ws(p + 1, e);
+    }
+    if (ws(p + 1, e) != e)
+        return 0;
+    return (other && refuse_unknown) ? 2 : 1;
+}
+
+#define K(s) {s, sizeof(s) - 1}
+static const Key gpu_keys[] = {K("correlation"), K("stream"), K("device"), K("External id"),
+                               K("external id"), K("bytes"),  K("Collective name")};
+static const Key rt_keys[] = {K("correlation"), K("External id"), K("external id"), K("kernel")};
+/* FastOpArgs' keys: the two ids, the three volatile ones (skipped), the five of the interning key */
+static const Key op_keys[] = {K("External id"),   K("Sequence number"), K("Record function id"), K("Ev Idx"),
+                              K("finished"),      K("Concrete Inputs"), K("Input type"),         K("Input Strides"),
+                              K("Input Dims"),    K("Fwd thread id")};
+#undef K
+
+/* ---- the decoders' results as C values ----------------------------------------------------- */
+
+typedef struct {
+    long long corr, ext, nb;
+    PyObject *dev, *stream; /* new references (None when absent) */
+} GpuRes;
+
+typedef struct {
+    long long corr, ext;
+    PyObject *kernel; /* new reference, or NULL when not asked */
+} RtRes;
+
+typedef struct {
+    long long ext, seq;
+    Py_ssize_t ai;
+} OpRes;
+
+/* The bytes of a msgspec.Raw. Its spans stay valid after the view is released: the Raw (alive in
+ * its event, or in the decoded struct) owns them and never changes them. */
+static int raw_view(PyObject *raw, Py_buffer *view)
+{
+    return PyObject_GetBuffer(raw, view, PyBUF_SIMPLE);
+}
+
+/* Call a msgspec decoder on raw: a new reference; NULL with no error set when it raised one of
+ * the errors the Python loop catches (the exact path), NULL with an error otherwise. */
+static PyObject *decode(PyObject *dec, PyObject *raw, PyObject *type)
+{
+    PyObject *a = PyObject_Vectorcall(dec, &raw, 1, NULL);
+    if (a == NULL) {
+        if (PyErr_ExceptionMatches(g_errors))
+            PyErr_Clear();
+        return NULL;
+    }
+    if ((PyObject *)Py_TYPE(a) != type) {
+        Py_DECREF(a);
+        PyErr_SetString(PyExc_TypeError, "_collect: a decoder returned an unexpected type");
+        return NULL;
+    }
+    return a;
+}
+
+static inline long long as_ll(PyObject *o)
+{
+    return PyLong_AsLongLong(o); /* the decoders' constraints keep these in int64 */
+}
+
+/* 1: *r filled; 0: the exact path; -1: error. */
+static int gpu_args(PyObject *raw, GpuRes *r)
+{
+    Py_buffer v;
+    Span sp[G_N];
+    if (raw_view(raw, &v) < 0)
+        return -1;
+    int got = scan_args(v.buf, (const char *)v.buf + v.len, gpu_keys, G_N, sp, 0);
+    PyBuffer_Release(&v);
+    if (got == 1) {
+        long long ext_old;
+        int unsure = 0;
+        if (sp[G_COLL].s != NULL)
+            return 0;
+        if (span_col(sp[G_CORR], &r->corr) && span_col(sp[G_EXT], &r->ext) && span_col(sp[G_EXTOLD], &ext_old) &&
+            span_col(sp[G_NB], &r->nb)) {
+            r->dev = span_id(sp[G_DEV], 0, &unsure);
+            r->stream = r->dev ? span_id(sp[G_STREAM], 1, &unsure) : NULL;
+            if (r->dev && r->stream) {
+                n_scanned++;
+                if (r->ext == NONE_V)
+                    r->ext = ext_old;
+                return 1;
+            }
+            Py_CLEAR(r->dev);
+            if (!unsure)
+                return -1;
+            PyErr_Clear();
+        }
+    }
+    n_msgspec++;
+    PyObject *a = decode(g_gpu_dec, raw, g_gpu_type);
+    if (a == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    int coll = PyObject_IsTrue(FLD(a, gpu_off[G_COLL]));
+    if (coll != 0) {
+        Py_DECREF(a);
+        return coll < 0 ? -1 : 0;
+    }
+    r->corr = as_ll(FLD(a, gpu_off[G_CORR]));
+    r->ext = as_ll(FLD(a, gpu_off[G_EXT]));
+    if (r->ext == NONE_V)
+        r->ext = as_ll(FLD(a, gpu_off[G_EXTOLD]));
+    r->nb = as_ll(FLD(a, gpu_off[G_NB]));
+    r->dev = Py_NewRef(FLD(a, gpu_off[G_DEV]));
+    r->stream = Py_NewRef(FLD(a, gpu_off[G_STREAM]));
+    Py_DECREF(a);
+    if (PyErr_Occurred()) {
+        Py_CLEAR(r->dev);
+        Py_CLEAR(r->stream);
+        return -1;
+    }
+    return 1;
+}
+
+static int rt_args(PyObject *raw, int kernel, RtRes *r)
+{
+    Py_buffer v;
+    Span sp[R_N];
+    r->kernel = NULL;
+    if (raw_view(raw, &v) < 0)
+        return -1;
+    int got = scan_args(v.buf, (const char *)v.buf + v.len, rt_keys, kernel ? R_N : R_N - 1, sp, 0);
+    PyBuffer_Release(&v);
+    if (got == 1) {
+        long long ext_old;
+        int unsure = 0;
+        if (span_col(sp[R_CORR], &r->corr) && span_col(sp[R_EXT], &r->ext) && span_col(sp[R_EXTOLD], &ext_old)) {
+            if (r->ext == NONE_V)
+                r->ext = ext_old;
+            if (kernel)
+                r->kernel = sp[R_KERNEL].s == NULL ? Py_NewRef(Py_None) : span_str(sp[R_KERNEL], &unsure);
+            if (!kernel || r->kernel) {
+                n_scanned++;
+                return 1;
+            }
+            if (!unsure)
+                return -1;
+        }
+    }
+    n_msgspec++;
+    PyObject *a = decode(kernel ? g_rtk_dec : g_rt_dec, raw, kernel ? g_rtk_type : g_rt_type);
+    if (a == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    const Py_ssize_t *off = kernel ? rtk_off : rt_off;
+    r->corr = as_ll(FLD(a, off[R_CORR]));
+    r->ext = as_ll(FLD(a, off[R_EXT]));
+    if (r->ext == NONE_V)
+        r->ext = as_ll(FLD(a, off[R_EXTOLD]));
+    if (kernel)
+        r->kernel = Py_NewRef(FLD(a, off[R_KERNEL]));
+    Py_DECREF(a);
+    if (PyErr_Occurred()) {
+        Py_CLEAR(r->kernel);
+        return -1;
+    }
+    return 1;
+}
+
+/* The interning keys args_fast answered in this batch, by a cheap hash of their parts: a hit
+ * takes no bytes object, no siphash and no dict lookup. args_fast only ever gains keys, and a
+ * key's index never changes, so what it answered once stays true. */
+#define KC_SLOTS 2048 /* a power of 2, twice KC_MAX: a probe always ends on an empty slot */
+#define KC_MAX 1024
+typedef struct {
+    uint32_t slot[KC_SLOTS]; /* entry + 1; 0: empty */
+    uint64_t hash[KC_MAX];
+    PyObject *key[KC_MAX]; /* the bytes args_fast was asked with (a reference) */
+    Py_ssize_t ai[KC_MAX];
+    int n;
+} KeyCache;
+
+static uint64_t parts_hash(const Span *parts)
+{
+    uint64_t h = 0x243F6A8885A308D3ull;
+    for (int i = 0; i < 5; i++) {
+        const char *p = parts[i].s;
+        Py_ssize_t n = parts[i].e - p;
+        uint64_t w;
+        for (; n >= 8; p += 8, n -= 8) {
+            memcpy(&w, p, 8);
+            h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+            h ^= h >> 31;
+        }
+        w = 0;
+        memcpy(&w, p, (size_t)n);
+        h = (h ^ w ^ ((uint64_t)(parts[i].e - parts[i].s) << 40)) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 31;
+    }
+    return h;
+}
+
+/* the parts joined by NUL bytes equal key's bytes */
+static int parts_equal(const Span *parts, PyObject *key)
+{
+    const char *q = PyBytes_AS_STRING(key), *end = q + PyBytes_GET_SIZE(key);
+    for (int i = 0; i < 5; i++) {
+        Py_ssize_t n = parts[i].e - parts[i].s;
+        if (i && (q >= end || *q++ != '\0'))
+            return 0;
+        if (end - q < n || memcmp(q, parts[i].s, n) != 0)
+            return 0;
+        q += n;
+    }
+    return q == end;
+}
+
+/* b"\0".join of the five interning-key parts, looked up in args_fast (kc: that batch's cache, or
+ * NULL): 1 (found, r->ai), 0 (not there), -1. */
+static int op_lookup(PyObject *args_fast, const Span *parts, OpRes *r, KeyCache *kc)
+{
+    uint64_t h = 0;
+    uint32_t at = 0;
+    if (kc != NULL) {
+        h = parts_hash(parts);
+        for (at = (uint32_t)h & (KC_SLOTS - 1); kc->slot[at]; at = (at + 1) & (KC_SLOTS - 1)) {
+            uint32_t k = kc->slot[at] - 1;
+            if (kc->hash[k] == h && parts_equal(parts, kc->key[k])) {
+                r->ai = kc->ai[k];
+                return 1;
+            }
+        }
+    }
+    Py_ssize_t n = 4;
+    for (int i = 0; i < 5; i++)
+        n += parts[i].e - parts[i].s;
+    PyObject *key = PyBytes_FromStringAndSize(NULL, n);
+    if (key == NULL)
+        return -1;
+    char *q = PyBytes_AS_STRING(key);
+    for (int i = 0; i < 5; i++) {
+        if (i)
+            *q++ = '\0';
+        memcpy(q, parts[i].s, parts[i].e - parts[i].s);
+        q += parts[i].e - parts[i].s;
+    }
+    PyObject *ai = PyDict_GetItemWithError(args_fast, key);
+    if (ai == NULL) {
+        Py_DECREF(key);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    r->ai = PyLong_AsSsize_t(ai);
+    if (r->ai == -1 && PyErr_Occurred()) {
+        Py_DECREF(key);
+        return -1;
+    }
+    if (kc != NULL && kc->n < KC_MAX) {
+        kc->slot[at] = (uint32_t)kc->n + 1;
+        kc->hash[kc->n] = h;
+        kc->key[kc->n] = key; /* the cache's reference now */
+        kc->ai[kc->n++] = r->ai;
+    } else
+        Py_DECREF(key);
+    return 1;
+}
+
+static KeyCache *kc_new(void)
+{
+    KeyCache *kc = PyMem_Malloc(sizeof(KeyCache));
+    if (kc == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memset(kc->slot, 0, sizeof(kc->slot));
+    kc->n = 0;
+    return kc;
+}
+
+static void kc_free(KeyCache *kc)
+{
+    if (kc == NULL)
+        return;
+    for (int i = 0; i < kc->n; i++)
+        Py_DECREF(kc->key[i]);
+    PyMem_Free(kc);
+}
+
+static int op_args(PyObject *raw, PyObject *args_fast, OpRes *r, KeyCache *kc)
+{
+    Py_buffer v;
+    Span sp[O_N + 3]; /* in op_keys' order */
+    if (raw_view(raw, &v) < 0)
+        return -1;
+    int got = scan_args(v.buf, (const char *)v.buf + v.len, op_keys, O_N + 3, sp, 1);
+    if (got == 1 && span_col(sp[0], &r->ext) && span_col(sp[1], &r->seq)) {
+        for (int i = 5; i < 10; i++)
+            if (sp[i].s == NULL)
+                sp[i].s = sp[i].e = "";
+        n_scanned++;
+        int found = op_lookup(args_fast, sp + 5, r, kc);
+        PyBuffer_Release(&v);
+        return found;
+    }
+    PyBuffer_Release(&v);
+    if (got == 2) {
+        n_scanned++;
+        return 0; /* an unknown key: FastOpArgs refuses it */
+    }
+    n_msgspec++;
+    PyObject *a = decode(g_op_dec, raw, g_op_type);
+    if (a == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    Span parts[5];
+    Py_buffer views[5];
+    int nv = 0, found = -1;
+    for (; nv < 5; nv++) {
+        if (raw_view(FLD(a, op_off[O_CI + nv]), &views[nv]) < 0)
+            break;
+        parts[nv].s = views[nv].buf;
+        parts[nv].e = (const char *)views[nv].buf + views[nv].len;
+    }
+    if (nv == 5) {
+        r->ext = as_ll(FLD(a, op_off[O_EXT]));
+        r->seq = as_ll(FLD(a, op_off[O_SEQ]));
+        found = PyErr_Occurred() ? -1 : op_lookup(args_fast, parts, r, NULL);
+    }
+    while (nv-- > 0)
+        PyBuffer_Release(&views[nv]);
+    Py_DECREF(a);
+    return found;
+}
+
+/* ---- the columns ------------------------------------------------------------------------------ */
+
+enum {
+    CTS, CDUR, CNAME, CCAT, CTHR, CEXT, CCS, CARGS,          /* Collector.c */
+    GTS, GDUR, GNAME, GCAT, GDS, GCORR, GEXT, GNB,           /* Collector.g */
+    SID, SLOC, STS, FID, FLOC, FTS,                          /* flow_s, flow_f */
+    NCOL
+};
+static const char *col_attr[NCOL] = {"ts", "dur", "name", "cat", "thr", "ext", "cs", "args",
+                                     "ts", "dur", "name", "cat", "ds", "corr", "ext", "nbytes",
+                                     "id", "loc", "ts", "id", "loc", "ts"};
+static const char col_code[NCOL + 1] = "ddibiqqiddibiqqqqidqid";
+static PyObject *s_col_attr[NCOL]; /* interned at import: no new str per batch */
+static const int col_table[NCOL] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 3, 3, 3};
+
+typedef struct {
+    PyObject *arr[NCOL];
+    char *buf[NCOL];
+    Py_ssize_t rows[4]; /* pending rows of c, g, flow_s, flow_f */
+    KeyCache *kc;       /* this batch's interning keys */
+} Cols;
+
+static Py_ssize_t itemsize(char code)
+{
+    switch (code) {
+    case 'd':
+        return sizeof(double);
+    case 'q':
+        return sizeof(long long);
+    case 'i':
+        return sizeof(int);
+    default:
+        return 1;
+    }
+}
+
+static void cols_free(Cols *cs)
+{
+    for (int i = 0; i < NCOL; i++) {
+        Py_CLEAR(cs->arr[i]);
+        PyMem_Free(cs->buf[i]);
+        cs->buf[i] = NULL;
+    }
+    kc_free(cs->kc);
+    cs->kc = NULL;
+}
+
+static int cols_init(Cols *cs, PyObject **tables, Py_ssize_t n)
+{
+    memset(cs, 0, sizeof(*cs));
+    if ((cs->kc = kc_new()) == NULL)
+        return -1;
+    for (int i = 0; i < NCOL; i++) {
+        cs->arr[i] = PyObject_GetAttr(tables[col_table[i]], s_col_attr[i]);
+        if (cs->arr[i] == NULL)
+            return -1;
+        PyObject *tc = PyObject_GetAttr(cs->arr[i], s_typecode);
+        if (tc == NULL)
+            return -1;
+        int ok = PyUnicode_Check(tc) && PyUnicode_GET_LENGTH(tc) == 1 && PyUnicode_READ_CHAR(tc, 0) == (Py_UCS4)col_code[i];
+        Py_DECREF(tc);
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "_collect: column %s is not array('%c')", col_attr[i], col_code[i]);
+            return -1;
+        }
+        /* the inline path adds at most one row per event to each column between two flushes */
+        cs->buf[i] = PyMem_Malloc((n ? n : 1) * itemsize(col_code[i]));
+        if (cs->buf[i] == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int cols_flush(Cols *cs)
+{
+    int err = 0;
+    for (int i = 0; i < NCOL; i++) {
+        Py_ssize_t rows = cs->rows[col_table[i]];
+        if (rows == 0 || err)
+            continue;
+        PyObject *mv = PyMemoryView_FromMemory(cs->buf[i], rows * itemsize(col_code[i]), PyBUF_READ);
+        PyObject *r = mv ? PyObject_CallMethodOneArg(cs->arr[i], s_frombytes, mv) : NULL;
+        Py_XDECREF(mv);
+        if (r == NULL)
+            err = -1;
+        Py_XDECREF(r);
+    }
+    memset(cs->rows, 0, sizeof(cs->rows));
+    return err;
+}
+
+#define PUT(cs, col, T, row, v) (((T *)(cs)->buf[col])[row] = (v))
+
+/* ---- interning --------------------------------------------------------------------------------- */
+
+/* code of key in table (added at the end of lst if new), or -1 with an error */
+static Py_ssize_t intern(PyObject *table, PyObject *lst, PyObject *key)
+{
+    PyObject *v = PyDict_GetItemWithError(table, key);
+    if (v != NULL)
+        return PyLong_AsSsize_t(v);
+    if (PyErr_Occurred())
+        return -1;
+    Py_ssize_t n = PyList_GET_SIZE(lst);
+    PyObject *code = PyLong_FromSsize_t(n);
+    if (code == NULL)
+        return -1;
+    int err = PyDict_SetItem(table, key, code);
+    Py_DECREF(code);
+    if (err < 0 || PyList_Append(lst, key) < 0)
+        return -1;
+    return n;
+}
+
+static Py_ssize_t intern_pair(PyObject *table, PyObject *lst, PyObject *a, PyObject *b)
+{
+    PyObject *key = PyTuple_Pack(2, a, b);
+    if (key == NULL)
+        return -1;
+    Py_ssize_t k = intern(table, lst, key);
+    Py_DECREF(key);
+    return k;
+}
+
+/* ---- the loop ------------------------------------------------------------------------------------ */
+
+enum { A_KINDS, A_NAMEC, A_NAMES, A_THRC, A_THREADS, A_DSC, A_DSS, A_LOCC, A_LOCS, A_FAST, A_LK, A_N };
+static const char *col_fields[A_N] = {"_kinds",       "_name_code", "names",     "_thr_code",
+                                      "threads",      "_ds_code",   "devstreams", "_loc_code",
+                                      "locations",    "_args_fast", "launch_kernels"};
+
+static const char *tnames[4] = {"c", "g", "flow_s", "flow_f"};
+static PyObject *s_col_fields[A_N], *s_tnames[4];
+
+static int intern_all(PyObject **out, const char **names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if ((out[i] = PyUnicode_InternFromString(names[i])) == NULL)
+            return -1;
+    return 0;
+}
+
+static inline int is_char(PyObject *s, Py_UCS4 c)
+{
+    return PyUnicode_Check(s) && PyUnicode_GET_LENGTH(s) == 1 && PyUnicode_READ_CHAR(s, 0) == c;
+}
+
+static int set_n(PyObject *col, Py_ssize_t n)
+{
+    PyObject *v = PyLong_FromSsize_t(n);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_SetAttr(col, s_n_events, v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* flush the columns, set n_events and call col.<meth>(*args): 0 or -1 */
+static int exact(Cols *cs, PyObject *col, Py_ssize_t n, PyObject *meth, PyObject **args, Py_ssize_t nargs)
+{
+    if (cols_flush(cs) < 0 || set_n(col, n) < 0)
+        return -1;
+    PyObject *stack[7];
+    stack[0] = col;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        stack[i + 1] = args[i];
+    PyObject *r = PyObject_VectorcallMethod(meth, stack, nargs + 1, NULL);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+static int exact_code(Cols *cs, PyObject *col, Py_ssize_t n, PyObject *meth, PyObject *ev, long code)
+{
+    PyObject *c = code >= 0 ? PyLong_FromLong(code) : Py_NewRef(Py_None);
+    if (c == NULL)
+        return -1;
+    PyObject *args[2] = {ev, c};
+    int r = exact(cs, col, n, meth, args, 2);
+    Py_DECREF(c);
+    return r;
+}
+
+static int exact_row(Cols *cs, PyObject *col, Py_ssize_t n, PyObject *ev, long code, PyObject *ts, PyObject *dur,
+                     Py_ssize_t nc, Py_ssize_t thr)
+{
+    PyObject *c = PyLong_FromLong(code), *a = PyLong_FromSsize_t(nc), *b = PyLong_FromSsize_t(thr);
+    int r = -1;
+    if (c && a && b) {
+        PyObject *args[6] = {ev, c, ts, dur, a, b};
+        r = exact(cs, col, n, s_cpu_row, args, 6);
+    }
+    Py_XDECREF(c);
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    return r;
+}
+
+static inline int as_double(PyObject *o, double *out)
+{
+    if (PyFloat_CheckExact(o)) {
+        *out = PyFloat_AS_DOUBLE(o);
+        return 0;
+    }
+    *out = PyFloat_AsDouble(o);
+    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* One X event of category code: 0 or -1. */
+static int add_x(Cols *cs, PyObject *col, PyObject **a, Py_ssize_t n, PyObject *ev, long code, PyObject **last,
+                 Py_ssize_t *thr)
+{
+    PyObject *ts = FLD(ev, ev_off[E_TS]), *dur = FLD(ev, ev_off[E_DUR]);
+    double t, d;
+    if (ts == Py_None || dur == Py_None || code < 0)
+        return exact_code(cs, col, n, code >= C_KERNEL || code < 0 ? s_gpu : s_cpu, ev, code);
+    if (as_double(ts, &t) < 0 || as_double(dur, &d) < 0)
+        return -1;
+    if (d < 0)
+        return exact_code(cs, col, n, code >= C_KERNEL ? s_gpu : s_cpu, ev, code);
+    PyObject *name = FLD(ev, ev_off[E_NAME]), *raw = FLD(ev, ev_off[E_ARGS]);
+    Py_ssize_t nc = intern(a[A_NAMEC], a[A_NAMES], name);
+    if (nc < 0)
+        return -1;
+    if (code >= C_KERNEL) {
+        GpuRes r;
+        int got = gpu_args(raw, &r);
+        if (got <= 0)
+            return got < 0 ? -1 : exact_code(cs, col, n, s_gpu, ev, code);
+        PyObject *dev = r.dev == Py_None ? FLD(ev, ev_off[E_PID]) : r.dev;
+        PyObject *stream = r.stream == Py_None ? FLD(ev, ev_off[E_TID]) : r.stream;
+        Py_ssize_t ds = intern_pair(a[A_DSC], a[A_DSS], dev, stream);
+        Py_DECREF(r.dev);
+        Py_DECREF(r.stream);
+        if (ds < 0)
+            return -1;
+        Py_ssize_t row = cs->rows[1]++;
+        PUT(cs, GTS, double, row, t);
+        PUT(cs, GDUR, double, row, d);
+        PUT(cs, GNAME, int, row, (int)nc);
+        PUT(cs, GCAT, signed char, row, (signed char)code);
+        PUT(cs, GDS, int, row, (int)ds);
+        PUT(cs, GCORR, long long, row, r.corr);
+        PUT(cs, GEXT, long long, row, r.ext);
+        PUT(cs, GNB, long long, row, r.nb);
+        return 0;
+    }
+    PyObject *pid = FLD(ev, ev_off[E_PID]), *tid = FLD(ev, ev_off[E_TID]);
+    int same = last[0] != NULL;
+    if (same) {
+        same = PyObject_RichCompareBool(pid, last[0], Py_EQ);
+        if (same > 0)
+            same = PyObject_RichCompareBool(tid, last[1], Py_EQ);
+        if (same < 0)
+            return -1;
+    }
+    if (!same) {
+        *thr = intern_pair(a[A_THRC], a[A_THREADS], pid, tid);
+        if (*thr < 0)
+            return -1;
+        last[0] = pid;
+        last[1] = tid;
+    }
+    long long x, y;
+    Py_ssize_t ai = -1;
+    PyObject *kernel = NULL;
+    if (code == C_RUNTIME || code == C_DRIVER) {
+        RtRes r;
+        int got = rt_args(raw, a[A_LK] != Py_None, &r);
+        if (got <= 0)
+            return got < 0 ? -1 : exact_row(cs, col, n, ev, code, ts, dur, nc, *thr);
+        x = r.corr;
+        y = r.ext;
+        kernel = r.kernel;
+    } else {
+        int empty = PyObject_Not(raw);
+        if (empty < 0)
+            return -1;
+        if (empty)
+            x = y = NONE_V;
+        else {
+            OpRes r;
+            int got = op_args(raw, a[A_FAST], &r, cs->kc);
+            if (got <= 0)
+                return got < 0 ? -1 : exact_row(cs, col, n, ev, code, ts, dur, nc, *thr);
+            x = r.seq;
+            y = r.ext;
+            ai = r.ai;
+        }
+    }
+    Py_ssize_t row = cs->rows[0]++;
+    PUT(cs, CTS, double, row, t);
+    PUT(cs, CDUR, double, row, d);
+    PUT(cs, CNAME, int, row, (int)nc);
+    PUT(cs, CCAT, signed char, row, (signed char)code);
+    PUT(cs, CTHR, int, row, (int)*thr);
+    PUT(cs, CEXT, long long, row, y);
+    PUT(cs, CCS, long long, row, x);
+    PUT(cs, CARGS, int, row, (int)ai);
+    if (kernel != NULL) {
+        int err = 0, truthy = PyObject_IsTrue(kernel);
+        if (truthy < 0)
+            err = -1;
+        else if (truthy && x != NONE_V) {
+            PyObject *k = PyLong_FromLongLong(x), *v = k ? PyTuple_Pack(2, name, kernel) : NULL;
+            err = (v == NULL || PyDict_SetItem(a[A_LK], k, v) < 0) ? -1 : 0;
+            Py_XDECREF(k);
+            Py_XDECREF(v);
+        }
+        Py_DECREF(kernel);
+        return err;
+    }
+    return 0;
+}
+
+/* One s/f event: 0 or -1. */
+static int add_flow(Cols *cs, PyObject *col, PyObject **a, Py_ssize_t n, PyObject *ev, int start)
+{
+    PyObject *fid = FLD(ev, ev_off[E_ID]), *ts = FLD(ev, ev_off[E_TS]);
+    if (PyLong_CheckExact(fid) && ts != Py_None) {
+        int over;
+        long long v = PyLong_AsLongLongAndOverflow(fid, &over);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (!over && v >= 0 && v < FLOW_HI) {
+            int fc = PySet_Contains(g_flow_cats, FLD(ev, ev_off[E_CAT]));
+            if (fc < 0)
+                return -1;
+            if (fc) {
+                double t;
+                if (as_double(ts, &t) < 0)
+                    return -1;
+                Py_ssize_t loc = intern_pair(a[A_LOCC], a[A_LOCS], FLD(ev, ev_off[E_PID]), FLD(ev, ev_off[E_TID]));
+                if (loc < 0)
+                    return -1;
+                int tb = start ? 2 : 3, base = start ? SID : FID;
+                Py_ssize_t row = cs->rows[tb]++;
+                PUT(cs, base, long long, row, v);
+                PUT(cs, base + 1, int, row, (int)loc);
+                PUT(cs, base + 2, double, row, t);
+                return 0;
+            }
+        }
+    }
+    PyObject *args[1] = {ev};
+    return exact(cs, col, n, s_flow, args, 1);
+}
+
+static PyObject *add(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 2) {
+        PyErr_SetString(PyExc_TypeError, "add(collector, batch)");
+        return NULL;
+    }
+    if (!g_ready) {
+        PyErr_SetString(PyExc_RuntimeError, "_collect.setup() was not called");
+        return NULL;
+    }
+    PyObject *col = argv[0], *batch = argv[1];
+    if (!PyList_CheckExact(batch))
+        Py_RETURN_FALSE; /* not a list: the Python loop */
+    Py_ssize_t len = PyList_GET_SIZE(batch);
+    for (Py_ssize_t i = 0; i < len; i++)
+        if ((PyObject *)Py_TYPE(PyList_GET_ITEM(batch, i)) != g_ev_type)
+            Py_RETURN_FALSE; /* not a batch of Ev: the Python loop */
+    PyObject *a[A_N] = {NULL}, *tables[4] = {NULL}, *nobj = NULL;
+    Cols cs;
+    memset(&cs, 0, sizeof(cs));
+    Py_ssize_t n = -1;
+    int err = -1;
+    for (int i = 0; i < A_N; i++)
+        if ((a[i] = PyObject_GetAttr(col, s_col_fields[i])) == NULL)
+            goto done;
+    for (int i = 0; i < A_N; i++) {
+        int ok = i == A_LK ? (a[i] == Py_None || PyDict_CheckExact(a[i]))
+                 : (i == A_NAMES || i == A_THREADS || i == A_DSS || i == A_LOCS) ? PyList_CheckExact(a[i])
+                                                                                  : PyDict_CheckExact(a[i]);
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "_collect: Collector.%s has an unexpected type", col_fields[i]);
+            goto done;
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        if ((tables[i] = PyObject_GetAttr(col, s_tnames[i])) == NULL)
+            goto done;
+    if (cols_init(&cs, tables, len) < 0)
+        goto done;
+    if ((nobj = PyObject_GetAttr(col, s_n_events)) == NULL || (n = PyLong_AsSsize_t(nobj)) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "_collect: n_events < 0");
+        n = -1;
+        goto done;
+    }
+    PyObject *last[2] = {NULL, NULL};
+    Py_ssize_t thr = -1;
+    err = 0;
+    for (Py_ssize_t i = 0; i < len && i < PyList_GET_SIZE(batch) && err == 0; i++) {
+        PyObject *ev = PyList_GET_ITEM(batch, i);
+        Py_INCREF(ev);
+        n++;
+        PyObject *ph = FLD(ev, ev_off[E_PH]);
+        if (is_char(ph, 'X')) {
+            PyObject *k = PyDict_GetItemWithError(a[A_KINDS], FLD(ev, ev_off[E_CAT]));
+            if (k != NULL) {
+                long code = PyLong_AsLong(k);
+                err = (code == -1 && PyErr_Occurred()) ? -1 : add_x(&cs, col, a, n, ev, code, last, &thr);
+            } else if (PyErr_Occurred())
+                err = -1;
+        } else if (is_char(ph, 's') || is_char(ph, 'f'))
+            err = add_flow(&cs, col, a, n, ev, is_char(ph, 's'));
+        else if (is_char(ph, 'M')) {
+            PyObject *args[1] = {ev};
+            err = exact(&cs, col, n, s_metadata, args, 1);
+        }
+        Py_DECREF(ev);
+    }
+done:
+    if (cs.arr[0] != NULL) {
+        /* the rows taken before an error are in the columns, as in the Python loop */
+#if PY_VERSION_HEX >= 0x030C0000
+        PyObject *exc = PyErr_GetRaisedException();
+#else
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+#endif
+        if (cols_flush(&cs) < 0)
+            err = -1;
+        if (n >= 0 && set_n(col, n) < 0)
+            err = -1;
+#if PY_VERSION_HEX >= 0x030C0000
+        if (exc != NULL) {
+            PyErr_Clear();
+            PyErr_SetRaisedException(exc);
+        }
+#else
+        if (et != NULL) {
+            PyErr_Clear();
+            PyErr_Restore(et, ev, tb);
+        }
+#endif
+    }
+    cols_free(&cs);
+    for (int i = 0; i < A_N; i++)
+        Py_XDECREF(a[i]);
+    for (int i = 0; i < 4; i++)
+        Py_XDECREF(tables[i]);
+    Py_XDECREF(nobj);
+    if (err < 0)
+        return NULL;
+    Py_RETURN_TRUE;
+}
+
+static PyObject *stats(PyObject *self, PyObject *unused)
+{
+    return Py_BuildValue("{sKsK}", "scanned", n_scanned, "msgspec", n_msgspec);
+}
+
+static PyMethodDef methods[] = {
+    {"stats", stats, METH_NOARGS, "how many kept events' args the scanner read, and how many msgspec"},
+    {"setup", setup, METH_VARARGS, "setup(Ev, struct types..., decoders..., errors, flow_cats)"},
+    {"add", (PyCFunction)(void (*)(void))add, METH_FASTCALL,
+     "add(collector, batch) -> True (done) or False (not a list of Ev: use the Python loop)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "perfreport.read._collect",
+                                    "The inline loop of Collector.add in C (see _collect.c).", -1, methods};
+
+PyMODINIT_FUNC PyInit__collect(void)
+{
+    init_classes();
+    PyObject **names[] = {&s_gpu, &s_cpu, &s_cpu_row, &s_flow, &s_metadata, &s_frombytes, &s_n_events, &s_typecode};
+    const char *strs[] = {"_gpu", "_cpu", "_cpu_row", "_flow", "_metadata", "frombytes", "n_events", "typecode"};
+    for (int i = 0; i < 8; i++)
+        if ((*names[i] = PyUnicode_InternFromString(strs[i])) == NULL)
+            return NULL;
+    if (intern_all(s_col_attr, col_attr, NCOL) < 0 || intern_all(s_col_fields, col_fields, A_N) < 0 ||
+        intern_all(s_tnames, tnames, 4) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    /* the constants compiled in, which kineto checks against schema's before using this module */
+    PyObject *codes = m ? Py_BuildValue("(iiiLL)", C_RUNTIME, C_DRIVER, C_KERNEL, NONE_V, FLOW_HI) : NULL;
+    if (codes == NULL || PyModule_AddObject(m, "CODES", codes) < 0) {
+        Py_XDECREF(codes);
+        Py_XDECREF(m);
+        return NULL;
+    }
+    return m;
+}
