@@ -21,11 +21,15 @@
 #include <emmintrin.h>
 #endif
 
-#define C_RUNTIME 2
-#define C_DRIVER 3
-#define C_KERNEL 5
-#define NONE_V ((long long)(-9223372036854775807LL - 1))
-#define FLOW_HI (1LL << 62)
+/* schema's category codes and the columns' sentinels, given by setup() (kineto passes schema's own,
+ * so a build never disagrees with the Python side) */
+static long g_c_runtime, g_c_driver, g_c_kernel;
+static long long g_none, g_flow_hi;
+#define C_RUNTIME g_c_runtime
+#define C_DRIVER g_c_driver
+#define C_KERNEL g_c_kernel
+#define NONE_V g_none
+#define FLOW_HI g_flow_hi
 #define MAX_DEPTH 64
 #define MAX_DIGITS 18 /* any such integer is inside the columns' int64 range */
 
@@ -79,9 +83,16 @@ static int offsets(PyObject *type, const char **names, int n, Py_ssize_t *out)
 
 static PyObject *setup(PyObject *self, PyObject *args)
 {
-    PyObject *ev, *gd, *rd, *rkd, *od, *gt, *rt, *rkt, *ot, *errs, *fc;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOO", &ev, &gt, &rt, &rkt, &ot, &gd, &rd, &rkd, &od, &errs, &fc))
+    PyObject *ev, *gd, *rd, *rkd, *od, *gt, *rt, *rkt, *ot, *errs, *fc, *codes;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOO", &ev, &gt, &rt, &rkt, &ot, &gd, &rd, &rkd, &od, &errs, &fc, &codes))
         return NULL;
+    long rt_c, drv_c, k_c;
+    long long none_v, flow_hi;
+    if (!PyTuple_Check(codes) || !PyArg_ParseTuple(codes, "lllLL", &rt_c, &drv_c, &k_c, &none_v, &flow_hi)) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "setup: codes (runtime, driver, kernel, NONE, flow id limit) expected");
+        return NULL;
+    }
     if (!PyType_Check(ev) || !PyType_Check(gt) || !PyType_Check(rt) || !PyType_Check(rkt) || !PyType_Check(ot)) {
         PyErr_SetString(PyExc_TypeError, "setup: struct types expected");
         return NULL;
@@ -101,6 +112,9 @@ static PyObject *setup(PyObject *self, PyObject *args)
         Py_INCREF(vals[i]);
         Py_XSETREF(*slots[i], vals[i]);
     }
+    g_c_runtime = rt_c, g_c_driver = drv_c, g_c_kernel = k_c, g_none = none_v, g_flow_hi = flow_hi;
+    if (PyObject_SetAttrString(self, "CODES", codes) < 0) /* the codes in use, for inspection */
+        return NULL;
     g_ready = 1;
     Py_RETURN_NONE;
 }
@@ -1178,7 +1192,7 @@ static PyObject *stats(PyObject *self, PyObject *unused)
 
 static PyMethodDef methods[] = {
     {"stats", stats, METH_NOARGS, "how many kept events' args the scanner read, and how many msgspec"},
-    {"setup", setup, METH_VARARGS, "setup(Ev, struct types..., decoders..., errors, flow_cats)"},
+    {"setup", setup, METH_VARARGS, "setup(Ev, struct types..., decoders..., errors, flow_cats, codes)"},
     {"add", (PyCFunction)(void (*)(void))add, METH_FASTCALL,
      "add(collector, batch) -> True (done) or False (not a list of Ev: use the Python loop)"},
     {NULL, NULL, 0, NULL},
@@ -1198,13 +1212,5 @@ PyMODINIT_FUNC PyInit__collect(void)
     if (intern_all(s_col_attr, col_attr, NCOL) < 0 || intern_all(s_col_fields, col_fields, A_N) < 0 ||
         intern_all(s_tnames, tnames, 4) < 0)
         return NULL;
-    PyObject *m = PyModule_Create(&module);
-    /* the constants compiled in, which kineto checks against schema's before using this module */
-    PyObject *codes = m ? Py_BuildValue("(iiiLL)", C_RUNTIME, C_DRIVER, C_KERNEL, NONE_V, FLOW_HI) : NULL;
-    if (codes == NULL || PyModule_AddObject(m, "CODES", codes) < 0) {
-        Py_XDECREF(codes);
-        Py_XDECREF(m);
-        return NULL;
-    }
-    return m;
+    return PyModule_Create(&module);
 }

@@ -285,8 +285,8 @@ _FLOW_HI = 1 << 62  # flow ids from here up code non-integer ids (Collector.flow
 
 def _accelerator():
     """The C loop (``perfreport.read._collect``), or None: not built (no compiler at install
-    time), turned off by ``PERFREPORT_PURE_PYTHON`` (any value but "" and "0"), built with other
-    category codes than schema's, or refusing the structs it was given."""
+    time), turned off by ``PERFREPORT_PURE_PYTHON`` (any value but "" and "0"), or refusing the
+    structs it was given. It takes schema's category codes and the columns' sentinels from here."""
     if os.environ.get("PERFREPORT_PURE_PYTHON", "") not in ("", "0"):
         return None
     try:
@@ -294,13 +294,12 @@ def _accelerator():
     except ImportError:
         return None
     s = schema
-    if getattr(_collect, "CODES", None) != (C_RUNTIME, C_DRIVER, C_KERNEL, NONE, _FLOW_HI):
-        return None  # built against other category codes / sentinels: a stale build
     try:
         _collect.setup(
             Ev, s.FastGpuArgs, s.FastRtArgs, s.FastRtArgsKernel, s.FastOpArgs,
             _gpu_args, _rt_args, _rt_args_kernel, _op_args,
             (KeyError, msgspec.MsgspecError, RecursionError), FLOW_CATS,
+            (C_RUNTIME, C_DRIVER, C_KERNEL, NONE, _FLOW_HI),
         )  # fmt: skip
     except TypeError:
         return None

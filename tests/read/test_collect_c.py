@@ -217,7 +217,7 @@ def test_an_error_leaves_the_same_state_both_ways(bad):
     assert full_state(c) == full_state(py) and c.n_events == 5
 
 
-def test_the_codes_compiled_in_are_schema_s():
+def test_the_codes_in_use_are_schema_s():
     from perfreport.read import _collect
     from perfreport.read.schema import C_DRIVER, C_KERNEL, C_RUNTIME
 
