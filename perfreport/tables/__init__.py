@@ -11,7 +11,7 @@ from perfreport.tables.fix_first import fix_first
 from perfreport.tables.gpu_arrays import gpu_arrays
 from perfreport.tables.idle import idle_time
 from perfreport.tables.kernels import gpu_parents, kernel_summary, short_kernels
-from perfreport.tables.op_times import OpTimes, gpu_time
+from perfreport.tables.op_times import OpTimes, gpu_time, shared
 from perfreport.tables.ops import ops_summary, ops_summary_by_category, ops_unique_args
 from perfreport.tables.launches import launch_queue, launch_stats
 from perfreport.tables.sheet import Sheet
@@ -44,7 +44,13 @@ def build_tables(
     (None when ``perf`` is False). ``target_roofline``: the share of roofline the ``fix_first``
     sheet assumes a row could reach; ``steps_note``: what ``--steps`` kept (for the steps sheet);
     ``keep``: a dict that receives ``"timeline"``, the HTML page's time-axis data
-    (:func:`perfreport.tables.lanes.timeline_lanes`), when given."""
+    (:func:`perfreport.tables.lanes.timeline_lanes`), when given. The GPU events' uids and
+    Σ stream time are gathered once for all the tables (:func:`~perfreport.tables.op_times.shared`)."""
+    with shared(tree.gpu):
+        return _build(tree, short_kernel_us, include_unlinked, spec, perf, target_roofline, steps_note, keep)
+
+
+def _build(tree, short_kernel_us, include_unlinked, spec, perf, target_roofline, steps_note, keep):
     sheets: list[Sheet] = []
     tl = gpu_timeline(tree, include_unlinked=include_unlinked)
     sheets.append(tl)

@@ -19,7 +19,7 @@ sheets' splits (e.g. a coverage statement) to reuse.
 from __future__ import annotations
 
 from perfreport.errors import InternalError
-from perfreport.tables.op_times import kernel_time
+from perfreport.tables.op_times import gpu_time, kernel_time
 from perfreport.tables import columns as C
 
 REL_TOL = 1e-6
@@ -52,7 +52,7 @@ def check_conservation(sheets, tree) -> None:
     from perfreport.tables.ops import UNLINKED
 
     by = {s.name: s for s in sheets}
-    total = kernel_time(tree.gpu)
+    total = gpu_time(tree)  # kernel_time(tree.gpu), gathered at once
     unlinked = kernel_time([g for g in tree.gpu if g.launcher is None])
     s = by.get("unified_perf_summary")
     if s is not None:

@@ -9,11 +9,13 @@ codes, the launching op's name code, and the owner's start (NaN: unlinked). Ever
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 
 import numpy as np
 
 from perfreport.events import DRIVER, RUNTIME
+from perfreport.tables.op_times import shared_uids
 
 NAN = float("nan")
 LAUNCH_CATS = (RUNTIME, DRIVER)
@@ -46,13 +48,35 @@ def _launch_columns(gpu):
     src = gpu[0]._src
     if src.__class__ is tuple or getattr(src, "lts", None) is None:
         return None
-    if any(g._src is not src for g in gpu):
+    src, uid = shared_uids(gpu)
+    if uid is None:
         return None
-    uid = np.fromiter((g.uid for g in gpu), dtype=np.int64, count=len(gpu))
     ts = np.asarray(src.ts, dtype=np.float64)[uid]
     te = np.asarray(src.dur, dtype=np.float64)[uid]
     te += ts
     return np.asarray(src.lts)[uid], np.asarray(src.ldur)[uid], ts, te
+
+
+def stream_codes(events):
+    """``(dev, stream, devices, streams)`` of ``events`` from the reader's ``ds`` column:
+    int32 codes into ``devices`` and ``streams`` [(device, stream)], each numbered in order of
+    first appearance (as a dict filled event by event numbers them); None when the events do
+    not all read from one column set (then read them one by one)."""
+    src, uid = shared_uids(events)
+    if uid is None or getattr(src, "ds", None) is None:
+        return None
+    ds = np.asarray(src.ds)[uid]
+    u, first, inv = np.unique(ds, return_index=True, return_inverse=True)
+    dev_code: dict = {}
+    st_code: dict = {}
+    dlut = np.empty(len(u), dtype=np.int32)
+    slut = np.empty(len(u), dtype=np.int32)
+    for j in np.argsort(first, kind="stable").tolist():  # first-appearance order
+        d, st = src.devstreams[int(u[j])]
+        dlut[j] = dev_code.setdefault(d, len(dev_code))
+        slut[j] = st_code.setdefault((d, st), len(st_code))
+    inv = inv.reshape(-1)
+    return dlut[inv], slut[inv], list(dev_code), list(st_code)
 
 
 def gpu_arrays(tree, include_unlinked: bool = True) -> GpuArrays:
@@ -66,6 +90,9 @@ def gpu_arrays(tree, include_unlinked: bool = True) -> GpuArrays:
     op = np.empty(n, dtype=np.int32)
     owner_ts = np.full(n, NAN)
     fast = _launch_columns(gpu)
+    codes = stream_codes(gpu) if fast is not None else None
+    if codes is not None:
+        return _from_columns(gpu, fast, codes)
     lts = np.full(n, NAN) if fast is None else fast[0]
     ldur = np.full(n, NAN) if fast is None else fast[1]
     for i, g in enumerate(gpu):
@@ -98,4 +125,42 @@ def gpu_arrays(tree, include_unlinked: bool = True) -> GpuArrays:
     return GpuArrays(ts, te, lts, ldur, dev, stream, op, owner_ts, linked, list(dev_code), list(st_code), list(op_code))
 
 
-__all__ = ["GpuArrays", "gpu_arrays"]
+def _from_columns(gpu, fast, codes) -> GpuArrays:
+    """:func:`gpu_arrays` when the columns hold every event (``fast``: :func:`_launch_columns`,
+    ``codes``: :func:`stream_codes`): the op name and owner start depend on the event's
+    ``launcher`` alone (:attr:`GpuEvent.op`, :attr:`GpuEvent.owner`, and for a launch call's
+    record its name), so they are found once per launcher."""
+    op_code: dict = {}
+    per: dict = {}  # launcher -> (op name code, owner's start)
+    op = array("i")
+    owner_ts = array("d")
+    unl = None
+    for g in gpu:
+        lr = g.launcher
+        if lr is None:
+            if unl is None:
+                unl = (op_code.setdefault("(unlinked)", len(op_code)), NAN)
+            c, t = unl
+        else:
+            v = per.get(lr)
+            if v is None:
+                if lr.cat in LAUNCH_CATS:  # a launch call's record: the op above it, if any
+                    o = g.op
+                    name = o.name if o is not None else (g.launch_name or "(launch outside any op)")
+                else:  # the launching op itself (GpuEvent.op)
+                    name = lr.name
+                v = per[lr] = (op_code.setdefault(name, len(op_code)), g.owner.ts)
+            c, t = v
+        op.append(c)
+        owner_ts.append(t)
+    del per
+    lts, ldur, ts, te = fast
+    dev, stream, devices, streams = codes
+    ots = np.frombuffer(owner_ts, dtype=np.float64).copy()
+    del owner_ts
+    linked = ots == ots
+    opa = np.frombuffer(op, dtype=np.int32).copy()
+    return GpuArrays(ts, te, lts, ldur, dev, stream, opa, ots, linked, devices, streams, list(op_code))
+
+
+__all__ = ["GpuArrays", "gpu_arrays", "stream_codes"]

@@ -13,6 +13,7 @@ import numpy as np
 
 from perfreport.events import CPU_OP
 from perfreport.stats.order import median
+from perfreport.tables.gpu_arrays import stream_codes
 from perfreport.tables.op_times import LAUNCH, event_columns, gpu_time
 from perfreport.tables.ops import UNLINKED, category, kernel_category
 from perfreport.tables.columns import INT, PCT, US
@@ -35,27 +36,48 @@ def gpu_parents(tree) -> tuple[list, array, list]:
     index ``code[i]`` of its (parent op name, category) in ``table``; what depends on the op
     alone is read once per op (its name, and its category: a registry lookup). Both kernel
     sheets group on it (C ints per event, not a tuple each: the peak stays down)."""
-    by_op: dict = {}  # id(op) -> code
+    by_launcher: dict = {}  # launcher -> (op, code); code None: found per event
     index: dict = {}  # (name, category) -> code
     table: list = []
     ops: list = []
     code = array("i")
     for g in tree.gpu:
-        op = g.op
-        ops.append(op)
-        per_op = op is not None and (op.cat == CPU_OP or op.cat in LAUNCH)
-        c = by_op.get(id(op)) if per_op else None
+        lr = g.launcher
+        v = by_launcher.get(lr) if lr is not None else None
+        if v is None:
+            op = g.op  # depends on the launcher alone
+            per_op = op is not None and (op.cat == CPU_OP or op.cat in LAUNCH)
+            c = None
+            if per_op:  # an op's row once
+                key = (op.name, category(op))
+                c = index.get(key)
+                if c is None:
+                    c = index[key] = len(table)
+                    table.append(key)
+            if lr is not None:
+                by_launcher[lr] = v = (op, c)
+        else:
+            op, c = v
         if c is None:
-            # an op's row once; an unlinked event, a launch outside any op or an annotation's kernel each time
-            key = (op.name, category(op)) if per_op else parent_op(g)
+            # an unlinked event, a launch outside any op or an annotation's kernel: each time
+            key = parent_op(g)
             c = index.get(key)
             if c is None:
                 c = index[key] = len(table)
                 table.append(key)
-            if per_op:
-                by_op[id(op)] = c
+        ops.append(op)
         code.append(c)
     return ops, code, table
+
+
+def _streams(gpu):
+    """Each event's :attr:`GpuEvent.stream`, from the ``ds`` column's codes when the events
+    read from the tree's columns (one lookup per distinct (device, stream)), else read one by one."""
+    codes = stream_codes(gpu)
+    if codes is None:
+        return (g.stream for g in gpu)
+    lut = [s for _, s in codes[3]]
+    return map(lut.__getitem__, codes[1].tolist())
 
 
 def _by_group(gid: np.ndarray, n: int, values: np.ndarray) -> list[np.ndarray]:
@@ -78,9 +100,9 @@ def kernel_summary(tree, total_time_us: float, parents: list | None = None) -> S
     cats: list = []
     gid = np.empty(len(gpu), dtype=np.intp)
     _, pcode, table = parents or gpu_parents(tree)
-    for i, (g, p) in enumerate(zip(gpu, pcode)):
+    for i, (g, p, stream) in enumerate(zip(gpu, pcode, _streams(gpu))):
         pname, pcat = table[p]
-        key = (pname, g.name, g.stream)
+        key = (pname, g.name, stream)
         c = code.get(key)
         if c is None:
             c = code[key] = len(cats)

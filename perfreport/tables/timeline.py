@@ -23,6 +23,7 @@ import numpy as np
 from perfreport.events import KERNEL, MEMCPY, MEMSET
 from perfreport.stats.order import sorted_unique
 from perfreport.tables.columns import PCT
+from perfreport.tables.gpu_arrays import stream_codes
 from perfreport.tables.op_times import event_columns
 from perfreport.tables.sheet import Sheet
 from perfreport.tables import columns as C
@@ -109,13 +110,19 @@ def gpu_timeline(tree, include_unlinked: bool = True) -> Sheet:
     # device at a time; no per-device lists of records
     gpu = tree.gpu
     n = len(gpu)
-    codes: dict = {}
-    code = codes.setdefault
-    dev = np.fromiter(
-        (code(g.device, len(codes)) if include_unlinked or g.launcher is not None else -1 for g in gpu),
-        dtype=np.int32,
-        count=n,
-    )
+    sc = stream_codes(gpu) if include_unlinked else None
+    if sc is not None:  # device codes from the ds column (numbered as the loop below numbers them)
+        dev = sc[0]
+        codes = {d: i for i, d in enumerate(sc[2])}
+        del sc
+    else:
+        codes = {}
+        code = codes.setdefault
+        dev = np.fromiter(
+            (code(g.device, len(codes)) if include_unlinked or g.launcher is not None else -1 for g in gpu),
+            dtype=np.int32,
+            count=n,
+        )
     ts, te = event_columns(gpu, {"ts": "ts", "dur": "dur"})
     te += ts
     kinds: dict = {}  # (category, name) -> kind: the comm test is a regex on the name
