@@ -79,6 +79,16 @@ def stream_codes(events):
     return dlut[inv], slut[inv], list(dev_code), list(st_code)
 
 
+def event_streams(gpu):
+    """Each event's :attr:`GpuEvent.stream`, from the ``ds`` column's codes when the events
+    read from the tree's columns (one lookup per distinct (device, stream)), else read one by one."""
+    codes = stream_codes(gpu)
+    if codes is None:
+        return (g.stream for g in gpu)
+    lut = [s for _, s in codes[3]]
+    return map(lut.__getitem__, codes[1].tolist())
+
+
 def gpu_arrays(tree, include_unlinked: bool = True) -> GpuArrays:
     gpu = tree.gpu if include_unlinked else [g for g in tree.gpu if g.launcher is not None]
     n = len(gpu)
@@ -163,4 +173,4 @@ def _from_columns(gpu, fast, codes) -> GpuArrays:
     return GpuArrays(ts, te, lts, ldur, dev, stream, opa, ots, linked, devices, streams, list(op_code))
 
 
-__all__ = ["GpuArrays", "gpu_arrays", "stream_codes"]
+__all__ = ["GpuArrays", "event_streams", "gpu_arrays", "stream_codes"]

@@ -13,7 +13,7 @@ import numpy as np
 
 from perfreport.events import CPU_OP
 from perfreport.stats.order import median
-from perfreport.tables.gpu_arrays import stream_codes
+from perfreport.tables.gpu_arrays import event_streams
 from perfreport.tables.op_times import LAUNCH, event_columns, gpu_time
 from perfreport.tables.ops import UNLINKED, category, kernel_category
 from perfreport.tables.columns import INT, PCT, US
@@ -70,16 +70,6 @@ def gpu_parents(tree) -> tuple[list, array, list]:
     return ops, code, table
 
 
-def _streams(gpu):
-    """Each event's :attr:`GpuEvent.stream`, from the ``ds`` column's codes when the events
-    read from the tree's columns (one lookup per distinct (device, stream)), else read one by one."""
-    codes = stream_codes(gpu)
-    if codes is None:
-        return (g.stream for g in gpu)
-    lut = [s for _, s in codes[3]]
-    return map(lut.__getitem__, codes[1].tolist())
-
-
 def _by_group(gid: np.ndarray, n: int, values: np.ndarray) -> list[np.ndarray]:
     """``values`` split by group id (0..n-1), each group's values in event order."""
     order = np.argsort(gid, kind="stable")
@@ -100,7 +90,7 @@ def kernel_summary(tree, total_time_us: float, parents: list | None = None) -> S
     cats: list = []
     gid = np.empty(len(gpu), dtype=np.intp)
     _, pcode, table = parents or gpu_parents(tree)
-    for i, (g, p, stream) in enumerate(zip(gpu, pcode, _streams(gpu))):
+    for i, (g, p, stream) in enumerate(zip(gpu, pcode, event_streams(gpu))):
         pname, pcat = table[p]
         key = (pname, g.name, stream)
         c = code.get(key)

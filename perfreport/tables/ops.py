@@ -19,6 +19,7 @@ import numpy as np
 from perfreport.events import CPU_OP, DRIVER, MEMCPY, MEMSET, RUNTIME
 from perfreport.models.registry import category_of
 from perfreport.stats.order import median
+from perfreport.tables.gpu_arrays import event_streams
 from perfreport.tables.op_times import OpTimes, event_columns, gpu_time, kernel_time
 from perfreport.tables.timeline import is_comm_name
 from perfreport.tables.columns import INT, PCT, US
@@ -250,54 +251,80 @@ def kernel_lists(pk, code, durs, keys: list, npart: int) -> list[dict]:
     return out
 
 
-def _kernel_texts(groups: list) -> list[str]:
-    """:func:`kernels_summary_text` of each group's ops' kernels, for all groups at once."""
+def _kernel_texts(ops: list, gid: np.ndarray, ngroups: int) -> list[str]:
+    """:func:`kernels_summary_text` of each group's ops' kernels, for all groups at once
+    (``gid``: each op's group; a group's kernels are taken in its ops' order, as listing
+    them group by group would)."""
     flat: list = []
     grp = array("i")
-    for gi, ops in enumerate(groups):
-        for o in ops:
-            if o.kernels:
-                flat.extend(o.kernels)
-                grp.extend(repeat(gi, len(o.kernels)))
+    for gi, o in zip(gid.tolist(), ops):
+        if o.kernels:
+            flat.extend(o.kernels)
+            grp.extend(repeat(gi, len(o.kernels)))
     keys: dict = {}
-    code = np.fromiter((keys.setdefault((k.name, k.stream), len(keys)) for k in flat), dtype=np.int32, count=len(flat))
+    code = np.fromiter(
+        (keys.setdefault((k.name, s), len(keys)) for k, s in zip(flat, event_streams(flat))),
+        dtype=np.int32,
+        count=len(flat),
+    )
     (durs,) = event_columns(flat, {"dur": "dur"})
     del flat
     out = []
-    for acc in kernel_lists(np.frombuffer(grp, dtype=np.int32), code, durs, list(keys), len(groups)):
+    for acc in kernel_lists(np.frombuffer(grp, dtype=np.int32), code, durs, list(keys), ngroups):
         ka = KernelAcc()
         ka.acc = acc
         out.append(ka.text())
     return out
 
 
+def _op_durs(ops: list, uid: np.ndarray) -> np.ndarray:
+    """``dur`` of each of ``ops`` (uids ``uid``): gathered from the tree's columns when every
+    op reads from one, else read one by one (records made outside the tree build)."""
+    n = len(ops)
+    src = ops[0]._src if n else None
+    if n and src.__class__ is not tuple and all(o._src is src for o in ops):
+        return np.asarray(src.dur, dtype=np.float64)[uid]
+    return np.fromiter((o.dur for o in ops), dtype=np.float64, count=n)
+
+
 def ops_unique_args(tree, times: OpTimes) -> Sheet:
-    groups: dict = defaultdict(list)
-    for o in _op_rows(tree, times):
-        a = o.args
-        key = (o.name, id(a) if a else 0)  # args dicts are interned by the reader
-        groups[key].append(o)
+    """Per (op name, argument set): counts, direct/subtree kernel time statistics, CPU time and
+    the kernels. The row ops are grouped by one stable sort on their group code (a group's
+    values in op order, the statistics those of per-group arrays)."""
+    ops = list(_op_rows(tree, times))
+    groups: dict = {}  # (name, id(args) or 0) -> group code; args dicts are interned by the reader
+    gid = np.fromiter(
+        (groups.setdefault((o.name, id(a) if (a := o.args) else 0), len(groups)) for o in ops),
+        dtype=np.intp,
+        count=len(ops),
+    )
+    ng = len(groups)
+    texts = _kernel_texts(ops, gid, ng)
+    uid = np.fromiter((o.uid for o in ops), dtype=np.intp, count=len(ops))
+    order = np.argsort(gid, kind="stable")
+    ends = np.cumsum(np.bincount(gid, minlength=ng)).tolist()
+    first = order[[0] + ends[:-1]].tolist() if ng else []
+    cpu_all = _op_durs(ops, uid)[order]
+    uid = uid[order]
+    d_all, s_all = times.direct[uid], times.subtree[uid]
+    del order, uid
     rows = []
-    texts = _kernel_texts(list(groups.values()))
-    for ((name, _), ops), text in zip(groups.items(), texts):
-        o0 = ops[0]
-        a = o0.args
-        uid = np.fromiter((o.uid for o in ops), dtype=np.intp, count=len(ops))
-        d = times.direct[uid]
-        s = times.subtree[uid]
-        cpu = np.fromiter((o.dur for o in ops), dtype=np.float64, count=len(ops))
+    for (name, _), text, i0, a, b in zip(groups, texts, first, [0] + ends[:-1], ends):
+        o0 = ops[i0]
+        args = o0.args
+        d, s, cpu = d_all[a:b], s_all[a:b], cpu_all[a:b]
         rows.append(
             {
                 C.NAME: name,
                 C.CATEGORY: category(o0),
-                C.INPUT_DIMS: fmt_dims(a.get("Input Dims")),
-                C.INPUT_TYPES: fmt_list(a.get("Input type")),
-                C.INPUT_STRIDES: fmt_dims(a.get("Input Strides")),
-                C.CONCRETE_INPUTS: fmt_list(a.get("Concrete Inputs")),
-                C.COUNT: len(ops),
+                C.INPUT_DIMS: fmt_dims(args.get("Input Dims")),
+                C.INPUT_TYPES: fmt_list(args.get("Input type")),
+                C.INPUT_STRIDES: fmt_dims(args.get("Input Strides")),
+                C.CONCRETE_INPUTS: fmt_list(args.get("Concrete Inputs")),
+                C.COUNT: b - a,
                 C.DIRECT_KERNEL_TIME_MEAN_US: d.mean(),
                 C.DIRECT_KERNEL_TIME_MEDIAN_US: float(median(d)),
-                C.DIRECT_KERNEL_TIME_STD_US: d.std(ddof=1) if len(d) > 1 else 0.0,
+                C.DIRECT_KERNEL_TIME_STD_US: d.std(ddof=1) if b - a > 1 else 0.0,
                 C.DIRECT_KERNEL_TIME_MIN_US: d.min(),
                 C.DIRECT_KERNEL_TIME_MAX_US: d.max(),
                 C.DIRECT_KERNEL_TIME_SUM_US: d.sum(),
@@ -308,6 +335,7 @@ def ops_unique_args(tree, times: OpTimes) -> Sheet:
                 C.EXAMPLE_TS_US: o0.ts,
             }
         )
+    del ops, d_all, s_all, cpu_all
     key = C.DIRECT_KERNEL_TIME_SUM_US if tree.gpu else C.CPU_TIME_SUM_US
     total = gpu_time(tree) if tree.gpu else sum(r[key] for r in rows)
     rank(rows, key, total)
