@@ -11,7 +11,7 @@ from perfreport.tables.fix_first import fix_first
 from perfreport.tables.gpu_arrays import gpu_arrays
 from perfreport.tables.idle import idle_time
 from perfreport.tables.kernels import gpu_parents, kernel_summary, short_kernels
-from perfreport.tables.op_times import OpTimes, gpu_time, shared
+from perfreport.tables.op_times import OpTimes, forget_uids, gpu_time, shared
 from perfreport.tables.ops import ops_summary, ops_summary_by_category, ops_unique_args
 from perfreport.tables.launches import launch_queue, launch_stats
 from perfreport.tables.sheet import Sheet
@@ -69,6 +69,7 @@ def _build(tree, short_kernel_us, include_unlinked, spec, perf, target_roofline,
         sheets.append(kernel_summary(tree, total, parents))
         sheets.append(short_kernels(tree, total, short_kernel_us, parents))
         del parents
+    forget_uids(tree.gpu)  # the perf sheets gather their own: the uids are not held over their peak
     coverage = None
     if perf:
         from perfreport.tables.perf import perf_tables

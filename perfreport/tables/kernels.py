@@ -34,37 +34,29 @@ def parent_op(g):
 def gpu_parents(tree) -> tuple[list, array, list]:
     """``(ops, code, table)``: for each event of ``tree.gpu`` its :attr:`GpuEvent.op` and the
     index ``code[i]`` of its (parent op name, category) in ``table``; what depends on the op
-    alone is read once per op (its name, and its category: a registry lookup). Both kernel
+    alone is read once per launcher (its name, and its category: a registry lookup). Both kernel
     sheets group on it (C ints per event, not a tuple each: the peak stays down)."""
-    by_launcher: dict = {}  # launcher -> (op, code); code None: found per event
+    by_launcher: dict = {}  # launcher -> code of its op's row (a per-op event's launcher)
     index: dict = {}  # (name, category) -> code
     table: list = []
     ops: list = []
     code = array("i")
     for g in tree.gpu:
+        op = g.op
         lr = g.launcher
-        v = by_launcher.get(lr) if lr is not None else None
-        if v is None:
-            op = g.op  # depends on the launcher alone
-            per_op = op is not None and (op.cat == CPU_OP or op.cat in LAUNCH)
-            c = None
-            if per_op:  # an op's row once
-                key = (op.name, category(op))
-                c = index.get(key)
-                if c is None:
-                    c = index[key] = len(table)
-                    table.append(key)
-            if lr is not None:
-                by_launcher[lr] = v = (op, c)
-        else:
-            op, c = v
+        c = by_launcher.get(lr) if lr is not None else None
         if c is None:
-            # an unlinked event, a launch outside any op or an annotation's kernel: each time
-            key = parent_op(g)
-            c = index.get(key)
+            if op is not None and (op.cat == CPU_OP or op.cat in LAUNCH):
+                key = (op.name, category(op))  # an op's row once (per launcher)
+                by_launcher[lr] = c = index.get(key)
+            else:  # an unlinked event, a launch outside any op or an annotation's kernel: each time
+                key = parent_op(g)
+                c = index.get(key)
             if c is None:
                 c = index[key] = len(table)
                 table.append(key)
+                if lr is not None and lr in by_launcher:
+                    by_launcher[lr] = c
         ops.append(op)
         code.append(c)
     return ops, code, table

@@ -74,18 +74,34 @@ def _shared_of(events):
 
 def shared_uids(events):
     """``(columns, uids)`` of ``events`` as :func:`_uids` gives them (shared while
-    :func:`shared` holds the list)."""
+    :func:`shared` holds the list and :func:`forget_uids` has not dropped them)."""
     s = _shared_of(events)
-    return (s.src, s.uid) if s is not None else _uids(events)
+    return (s.src, s.uid) if s is not None and s.uid is not None else _uids(events)
+
+
+def forget_uids(events) -> None:
+    """Drop the uid array :func:`shared` holds for ``events`` (8 bytes per event), keeping
+    Σ stream time: for the tables that no longer read the list's columns (the perf sheets'
+    peak, the run's, stays where it was without the sharing)."""
+    s = _shared_of(events)
+    if s is not None:
+        if s.total is None:
+            gpu_time_of(events)
+        s.src = s.uid = None
 
 
 def gpu_time(tree) -> float:
     """Σ stream time of every GPU event of the trace (µs): what the op tables add up to (the
     stream times gathered at once, added one by one in order as :func:`kernel_time` does)."""
-    s = _shared_of(tree.gpu)
+    return gpu_time_of(tree.gpu)
+
+
+def gpu_time_of(events) -> float:
+    """:func:`gpu_time` of the event list ``events`` (kept while :func:`shared` holds it)."""
+    s = _shared_of(events)
     if s is not None and s.total is not None:
         return s.total
-    (st,) = event_columns(tree.gpu, {"stream_time": "excl"})
+    (st,) = event_columns(events, {"stream_time": "excl"})
     t = sum(st.tolist()) if len(st) else 0.0
     if s is not None:
         s.total = t
