@@ -146,18 +146,30 @@ def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0, parent
     ops, pcode, table = parents or gpu_parents(tree)
     code: dict = {}
     info = []
-    gid = np.empty(len(short), dtype=np.intp)
-    for i, e in enumerate(short):
-        op, pname = ops[e], table[pcode[e]][0]
-        a = op.args if op is not None else {}
-        key = (pname, id(a), gpu[e].name)
+    gid = array("q")
+    last = la = None  # an op's kernels come in runs: its args read once per run
+    for e in short:
+        op = ops[e]
+        if op is None:
+            a = {}  # (a dict of its own: an event without an op is a row of its own)
+        elif op is last:
+            a = la
+        else:
+            last, a = op, op.args
+            la = a
+        key = (table[pcode[e]][0], id(a), gpu[e].name)
         c = code.get(key)
         if c is None:
             c = code[key] = len(info)
             info.append(a)
-        gid[i] = c
+        gid.append(c)
+    gid = np.frombuffer(gid, dtype=np.int64).astype(np.intp, copy=False)
     rows = []
     for (pname, _, kname), a, d in zip(code, info, _by_group(gid, len(info), dur[short])):
+        if len(d) == 1:  # one kernel (each event without an op): its sum and mean are its value, exactly
+            t = m = d[0]
+        else:
+            t, m = d.sum(), d.mean()
         rows.append(
             {
                 C.PARENT_OP: pname,
@@ -166,9 +178,9 @@ def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0, parent
                 C.CONCRETE_INPUTS: fmt_list(a.get("Concrete Inputs")),
                 C.KERNEL: kname,
                 C.COUNT: len(d),
-                C.SUM_US: d.sum(),
-                C.MEAN_US: d.mean(),
-                C.PERCENT_OF_GPU_TIMELINE_PCT: 100.0 * d.sum() / total_time_us if total_time_us else 0.0,
+                C.SUM_US: t,
+                C.MEAN_US: m,
+                C.PERCENT_OF_GPU_TIMELINE_PCT: 100.0 * t / total_time_us if total_time_us else 0.0,
             }
         )
     cols = [
