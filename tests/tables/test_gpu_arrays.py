@@ -36,3 +36,39 @@ def test_arrays_in_ts_order(tmp_path):
 def test_unlinked_events_can_be_left_out(tmp_path):
     a = gpu_arrays(_tree(tmp_path), include_unlinked=False)
     assert len(a) == 2 and "(unlinked)" not in a.op_names
+
+
+def _records_copy(tree):
+    """The tree's GPU events as records holding their own values (the one-by-one path)."""
+    from perfreport.events import GpuEvent
+
+    out = []
+    for g in tree.gpu:
+        c = GpuEvent(g.uid, g.name, g.cat, g.device, g.stream, g.ts, g.dur, g.correlation)
+        c.launcher = g.launcher
+        out.append(c)
+    return out
+
+
+def test_stream_codes_number_as_the_event_loop_does(tmp_path):
+    from perfreport.tables.gpu_arrays import event_streams, stream_codes
+
+    tree = _tree(tmp_path)
+    dev, stream, devices, streams = stream_codes(tree.gpu)
+    assert devices == [0, 1] and streams == [(0, 7), (1, 9)]
+    assert dev.tolist() == [0, 1, 0] and stream.tolist() == [0, 1, 0]
+    assert list(event_streams(tree.gpu)) == [7, 9, 7]
+    copies = _records_copy(tree)
+    assert stream_codes(copies) is None  # records of their own: read one by one
+    assert list(event_streams(copies)) == [7, 9, 7]
+
+
+def test_columns_path_matches_the_one_by_one_path(tmp_path):
+    tree = _tree(tmp_path)
+    fast = gpu_arrays(tree)
+    tree.gpu = _records_copy(tree)
+    slow = gpu_arrays(tree)
+    for f in ("ts", "te", "dev", "stream", "op", "linked"):
+        assert getattr(fast, f).tolist() == getattr(slow, f).tolist(), f
+    assert fast.owner_ts[:2].tolist() == slow.owner_ts[:2].tolist()
+    assert (fast.devices, fast.streams, fast.op_names) == (slow.devices, slow.streams, slow.op_names)

@@ -34,3 +34,25 @@ def test_direct_and_subtree_times(tmp_path):
     assert gpu_time(t) == 10 + 5 + 4 + 1
     assert kernel_time([]) == 0.0 and kernel_time(None) == 0.0
     assert all(owns(o) for o in (outer, inner))
+
+
+def test_shared_gathers_once_and_forgets(tmp_path, monkeypatch):
+    from perfreport.tables import op_times
+    from perfreport.tables.op_times import event_columns, forget_uids, shared, shared_uids
+
+    ev = [X("cpu_op", "aten::mm", 0, 50), X("cuda_runtime", "cudaLaunchKernel", 10, 4, correlation=1)]
+    ev += [_k("a", 100, 20, 1), _k("b", 110, 20, 2)]
+    tree = load_tree(write_trace(tmp_path, ev))
+    want = gpu_time(tree)
+    calls = []
+    real = op_times._uids
+    monkeypatch.setattr(op_times, "_uids", lambda e: calls.append(1) or real(e))
+    with shared(tree.gpu):
+        assert len(calls) == 1
+        assert gpu_time(tree) == want and gpu_time(tree) == want
+        (d,) = event_columns(tree.gpu, {"dur": "dur"})
+        assert d.tolist() == [g.dur for g in tree.gpu] and len(calls) == 1  # the shared uids
+        forget_uids(tree.gpu)
+        assert shared_uids(tree.gpu)[1] is not None and len(calls) == 2  # gathered afresh
+        assert gpu_time(tree) == want  # the Σ is kept
+    assert shared_uids(tree.gpu)[1] is not None and len(calls) == 3  # closed: nothing kept
