@@ -52,7 +52,8 @@ def read_trace(
     gc_was = gc.isenabled()
     gc.disable()  # millions of small acyclic records: the cyclic GC only costs time here
     try:
-        for batch in iter_batches(_tuning(src.chunks(on_progress)), EVENT_DECODER, src.name, split):
+        chunks = _tuning(src.chunks(on_progress))
+        for batch in iter_batches(chunks, EVENT_DECODER, src.name, split, direct=col.add_doc):
             col.add(batch)
     finally:
         if gc_was:

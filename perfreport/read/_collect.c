@@ -15,6 +15,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -36,7 +37,7 @@ static long long g_none, g_flow_hi;
 /* ---- set up once (setup()): decoders, struct field offsets, names ------------------------- */
 
 static PyObject *g_ev_type, *g_gpu_type, *g_rt_type, *g_rtk_type, *g_op_type;
-static PyObject *g_gpu_dec, *g_rt_dec, *g_rtk_dec, *g_op_dec, *g_errors, *g_flow_cats;
+static PyObject *g_gpu_dec, *g_rt_dec, *g_rtk_dec, *g_op_dec, *g_errors, *g_flow_cats, *g_ev1_dec;
 static int g_ready = 0;
 
 enum { E_PH, E_CAT, E_NAME, E_PID, E_TID, E_TS, E_DUR, E_ID, E_ARGS, E_N };
@@ -83,8 +84,9 @@ static int offsets(PyObject *type, const char **names, int n, Py_ssize_t *out)
 
 static PyObject *setup(PyObject *self, PyObject *args)
 {
-    PyObject *ev, *gd, *rd, *rkd, *od, *gt, *rt, *rkt, *ot, *errs, *fc, *codes;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOO", &ev, &gt, &rt, &rkt, &ot, &gd, &rd, &rkd, &od, &errs, &fc, &codes))
+    PyObject *ev, *gd, *rd, *rkd, *od, *gt, *rt, *rkt, *ot, *errs, *fc, *codes, *ev1;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOO", &ev, &gt, &rt, &rkt, &ot, &gd, &rd, &rkd, &od, &errs, &fc, &codes,
+                          &ev1))
         return NULL;
     long rt_c, drv_c, k_c;
     long long none_v, flow_hi;
@@ -106,9 +108,9 @@ static PyObject *setup(PyObject *self, PyObject *args)
         offsets(ot, op_fields, O_N, op_off) < 0)
         return NULL;
     PyObject **slots[] = {&g_ev_type, &g_gpu_type, &g_rt_type, &g_rtk_type, &g_op_type, &g_gpu_dec,
-                          &g_rt_dec,  &g_rtk_dec,  &g_op_dec,  &g_errors,   &g_flow_cats};
-    PyObject *vals[] = {ev, gt, rt, rkt, ot, gd, rd, rkd, od, errs, fc};
-    for (int i = 0; i < 11; i++) {
+                          &g_rt_dec,  &g_rtk_dec,  &g_op_dec,  &g_errors,   &g_flow_cats, &g_ev1_dec};
+    PyObject *vals[] = {ev, gt, rt, rkt, ot, gd, rd, rkd, od, errs, fc, ev1};
+    for (int i = 0; i < 12; i++) {
         Py_INCREF(vals[i]);
         Py_XSETREF(*slots[i], vals[i]);
     }
@@ -471,14 +473,25 @@ static inline long long as_ll(PyObject *o)
 }
 
 /* 1: *r filled; 0: the exact path; -1: error. */
-static int gpu_args(PyObject *raw, GpuRes *r)
+/* The msgspec decoder's answer for args bytes [p, e): raw when the caller has it as an object,
+ * else a copy of the bytes (add_doc's events). */
+static PyObject *decode_at(PyObject *dec, const char *p, const char *e, PyObject *raw, PyObject *type)
 {
-    Py_buffer v;
+    if (raw != NULL)
+        return decode(dec, raw, type);
+    PyObject *b = PyBytes_FromStringAndSize(p, e - p);
+    if (b == NULL)
+        return NULL;
+    PyObject *a = decode(dec, b, type);
+    Py_DECREF(b);
+    return a;
+}
+
+/* gpu_args on the bytes [p, e) (raw: the same bytes as an object, or NULL) */
+static int gpu_args_at(const char *p, const char *e, PyObject *raw, GpuRes *r)
+{
     Span sp[G_N];
-    if (raw_view(raw, &v) < 0)
-        return -1;
-    int got = scan_args(v.buf, (const char *)v.buf + v.len, gpu_keys, G_N, sp, 0);
-    PyBuffer_Release(&v);
+    int got = scan_args(p, e, gpu_keys, G_N, sp, 0);
     if (got == 1) {
         long long ext_old;
         int unsure = 0;
@@ -501,7 +514,7 @@ static int gpu_args(PyObject *raw, GpuRes *r)
         }
     }
     n_msgspec++;
-    PyObject *a = decode(g_gpu_dec, raw, g_gpu_type);
+    PyObject *a = decode_at(g_gpu_dec, p, e, raw, g_gpu_type);
     if (a == NULL)
         return PyErr_Occurred() ? -1 : 0;
     int coll = PyObject_IsTrue(FLD(a, gpu_off[G_COLL]));
@@ -525,15 +538,11 @@ static int gpu_args(PyObject *raw, GpuRes *r)
     return 1;
 }
 
-static int rt_args(PyObject *raw, int kernel, RtRes *r)
+static int rt_args_at(const char *p, const char *e, PyObject *raw, int kernel, RtRes *r)
 {
-    Py_buffer v;
     Span sp[R_N];
     r->kernel = NULL;
-    if (raw_view(raw, &v) < 0)
-        return -1;
-    int got = scan_args(v.buf, (const char *)v.buf + v.len, rt_keys, kernel ? R_N : R_N - 1, sp, 0);
-    PyBuffer_Release(&v);
+    int got = scan_args(p, e, rt_keys, kernel ? R_N : R_N - 1, sp, 0);
     if (got == 1) {
         long long ext_old;
         int unsure = 0;
@@ -551,7 +560,7 @@ static int rt_args(PyObject *raw, int kernel, RtRes *r)
         }
     }
     n_msgspec++;
-    PyObject *a = decode(kernel ? g_rtk_dec : g_rt_dec, raw, kernel ? g_rtk_type : g_rt_type);
+    PyObject *a = decode_at(kernel ? g_rtk_dec : g_rt_dec, p, e, raw, kernel ? g_rtk_type : g_rt_type);
     if (a == NULL)
         return PyErr_Occurred() ? -1 : 0;
     const Py_ssize_t *off = kernel ? rtk_off : rt_off;
@@ -687,29 +696,23 @@ static void kc_free(KeyCache *kc)
     PyMem_Free(kc);
 }
 
-static int op_args(PyObject *raw, PyObject *args_fast, OpRes *r, KeyCache *kc)
+static int op_args_at(const char *p, const char *e, PyObject *raw, PyObject *args_fast, OpRes *r, KeyCache *kc)
 {
-    Py_buffer v;
     Span sp[O_N + 3]; /* in op_keys' order */
-    if (raw_view(raw, &v) < 0)
-        return -1;
-    int got = scan_args(v.buf, (const char *)v.buf + v.len, op_keys, O_N + 3, sp, 1);
+    int got = scan_args(p, e, op_keys, O_N + 3, sp, 1);
     if (got == 1 && span_col(sp[0], &r->ext) && span_col(sp[1], &r->seq)) {
         for (int i = 5; i < 10; i++)
             if (sp[i].s == NULL)
                 sp[i].s = sp[i].e = "";
         n_scanned++;
-        int found = op_lookup(args_fast, sp + 5, r, kc);
-        PyBuffer_Release(&v);
-        return found;
+        return op_lookup(args_fast, sp + 5, r, kc);
     }
-    PyBuffer_Release(&v);
     if (got == 2) {
         n_scanned++;
         return 0; /* an unknown key: FastOpArgs refuses it */
     }
     n_msgspec++;
-    PyObject *a = decode(g_op_dec, raw, g_op_type);
+    PyObject *a = decode_at(g_op_dec, p, e, raw, g_op_type);
     if (a == NULL)
         return PyErr_Occurred() ? -1 : 0;
     Span parts[5];
@@ -731,6 +734,24 @@ static int op_args(PyObject *raw, PyObject *args_fast, OpRes *r, KeyCache *kc)
     Py_DECREF(a);
     return found;
 }
+
+/* The three on a msgspec.Raw (an Ev's args). The spans stay valid after the view is released
+ * (raw_view). */
+#define ON_RAW(call)                                                                                               \
+    Py_buffer v;                                                                                                   \
+    if (raw_view(raw, &v) < 0)                                                                                     \
+        return -1;                                                                                                 \
+    const char *p = v.buf, *e = (const char *)v.buf + v.len;                                                       \
+    PyBuffer_Release(&v);                                                                                          \
+    return call;
+
+static int gpu_args(PyObject *raw, GpuRes *r) { ON_RAW(gpu_args_at(p, e, raw, r)) }
+static int rt_args(PyObject *raw, int kernel, RtRes *r) { ON_RAW(rt_args_at(p, e, raw, kernel, r)) }
+static int op_args(PyObject *raw, PyObject *args_fast, OpRes *r, KeyCache *kc)
+{
+    ON_RAW(op_args_at(p, e, raw, args_fast, r, kc))
+}
+#undef ON_RAW
 
 /* ---- the columns ------------------------------------------------------------------------------ */
 
@@ -1081,6 +1102,109 @@ static int add_flow(Cols *cs, PyObject *col, PyObject **a, Py_ssize_t n, PyObjec
     return exact(cs, col, n, s_flow, args, 1);
 }
 
+/* One Ev (the n-th event): 0 or -1. */
+static int one_ev(Cols *cs, PyObject *col, PyObject **a, Py_ssize_t n, PyObject *ev, PyObject **last, Py_ssize_t *thr)
+{
+    PyObject *ph = FLD(ev, ev_off[E_PH]);
+    if (is_char(ph, 'X')) {
+        PyObject *k = PyDict_GetItemWithError(a[A_KINDS], FLD(ev, ev_off[E_CAT]));
+        if (k != NULL) {
+            long code = PyLong_AsLong(k);
+            return (code == -1 && PyErr_Occurred()) ? -1 : add_x(cs, col, a, n, ev, code, last, thr);
+        }
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    if (is_char(ph, 's') || is_char(ph, 'f'))
+        return add_flow(cs, col, a, n, ev, is_char(ph, 's'));
+    if (is_char(ph, 'M')) {
+        PyObject *args[1] = {ev};
+        return exact(cs, col, n, s_metadata, args, 1);
+    }
+    return 0;
+}
+
+/* What one call of add or add_doc works with: the collector's tables and interning dicts, the
+ * pending rows, the events counted so far. */
+typedef struct {
+    PyObject *col, *a[A_N], *tables[4], *nobj;
+    Cols cs;
+    Py_ssize_t n;
+} Ctx;
+
+static void ctx_free(Ctx *x)
+{
+    cols_free(&x->cs);
+    for (int i = 0; i < A_N; i++)
+        Py_CLEAR(x->a[i]);
+    for (int i = 0; i < 4; i++)
+        Py_CLEAR(x->tables[i]);
+    Py_CLEAR(x->nobj);
+}
+
+/* 0, or -1 with an error (x freed) */
+static int ctx_open(Ctx *x, PyObject *col, Py_ssize_t len)
+{
+    memset(x, 0, sizeof(*x));
+    x->col = col;
+    x->n = -1;
+    for (int i = 0; i < A_N; i++)
+        if ((x->a[i] = PyObject_GetAttr(col, s_col_fields[i])) == NULL)
+            goto fail;
+    for (int i = 0; i < A_N; i++) {
+        PyObject *v = x->a[i];
+        int ok = i == A_LK ? (v == Py_None || PyDict_CheckExact(v))
+                 : (i == A_NAMES || i == A_THREADS || i == A_DSS || i == A_LOCS) ? PyList_CheckExact(v)
+                                                                                  : PyDict_CheckExact(v);
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "_collect: Collector.%s has an unexpected type", col_fields[i]);
+            goto fail;
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        if ((x->tables[i] = PyObject_GetAttr(col, s_tnames[i])) == NULL)
+            goto fail;
+    if (cols_init(&x->cs, x->tables, len) < 0)
+        goto fail;
+    if ((x->nobj = PyObject_GetAttr(col, s_n_events)) == NULL || (x->n = PyLong_AsSsize_t(x->nobj)) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "_collect: n_events < 0");
+        goto fail;
+    }
+    return 0;
+fail:
+    ctx_free(x);
+    return -1;
+}
+
+/* Flush the rows taken (also after an error: they are in the columns, as in the Python loop),
+ * set n_events, free x: err, or -1 when the flush failed. */
+static int ctx_close(Ctx *x, int err)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc = PyErr_GetRaisedException();
+#else
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+#endif
+    if (cols_flush(&x->cs) < 0)
+        err = -1;
+    if (x->n >= 0 && set_n(x->col, x->n) < 0)
+        err = -1;
+#if PY_VERSION_HEX >= 0x030C0000
+    if (exc != NULL) {
+        PyErr_Clear();
+        PyErr_SetRaisedException(exc);
+    }
+#else
+    if (et != NULL) {
+        PyErr_Clear();
+        PyErr_Restore(et, ev, tb);
+    }
+#endif
+    ctx_free(x);
+    return err;
+}
+
 static PyObject *add(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
 {
     if (argc != 2) {
@@ -1098,91 +1222,587 @@ static PyObject *add(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
     for (Py_ssize_t i = 0; i < len; i++)
         if ((PyObject *)Py_TYPE(PyList_GET_ITEM(batch, i)) != g_ev_type)
             Py_RETURN_FALSE; /* not a batch of Ev: the Python loop */
-    PyObject *a[A_N] = {NULL}, *tables[4] = {NULL}, *nobj = NULL;
-    Cols cs;
-    memset(&cs, 0, sizeof(cs));
-    Py_ssize_t n = -1;
-    int err = -1;
-    for (int i = 0; i < A_N; i++)
-        if ((a[i] = PyObject_GetAttr(col, s_col_fields[i])) == NULL)
-            goto done;
-    for (int i = 0; i < A_N; i++) {
-        int ok = i == A_LK ? (a[i] == Py_None || PyDict_CheckExact(a[i]))
-                 : (i == A_NAMES || i == A_THREADS || i == A_DSS || i == A_LOCS) ? PyList_CheckExact(a[i])
-                                                                                  : PyDict_CheckExact(a[i]);
-        if (!ok) {
-            PyErr_Format(PyExc_TypeError, "_collect: Collector.%s has an unexpected type", col_fields[i]);
-            goto done;
-        }
-    }
-    for (int i = 0; i < 4; i++)
-        if ((tables[i] = PyObject_GetAttr(col, s_tnames[i])) == NULL)
-            goto done;
-    if (cols_init(&cs, tables, len) < 0)
-        goto done;
-    if ((nobj = PyObject_GetAttr(col, s_n_events)) == NULL || (n = PyLong_AsSsize_t(nobj)) < 0) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "_collect: n_events < 0");
-        n = -1;
-        goto done;
-    }
+    Ctx x;
+    if (ctx_open(&x, col, len) < 0)
+        return NULL;
     PyObject *last[2] = {NULL, NULL};
     Py_ssize_t thr = -1;
-    err = 0;
+    int err = 0;
     for (Py_ssize_t i = 0; i < len && i < PyList_GET_SIZE(batch) && err == 0; i++) {
         PyObject *ev = PyList_GET_ITEM(batch, i);
         Py_INCREF(ev);
-        n++;
-        PyObject *ph = FLD(ev, ev_off[E_PH]);
-        if (is_char(ph, 'X')) {
-            PyObject *k = PyDict_GetItemWithError(a[A_KINDS], FLD(ev, ev_off[E_CAT]));
-            if (k != NULL) {
-                long code = PyLong_AsLong(k);
-                err = (code == -1 && PyErr_Occurred()) ? -1 : add_x(&cs, col, a, n, ev, code, last, &thr);
-            } else if (PyErr_Occurred())
-                err = -1;
-        } else if (is_char(ph, 's') || is_char(ph, 'f'))
-            err = add_flow(&cs, col, a, n, ev, is_char(ph, 's'));
-        else if (is_char(ph, 'M')) {
-            PyObject *args[1] = {ev};
-            err = exact(&cs, col, n, s_metadata, args, 1);
-        }
+        x.n++;
+        err = one_ev(&x.cs, col, x.a, x.n, ev, last, &thr);
         Py_DECREF(ev);
     }
-done:
-    if (cs.arr[0] != NULL) {
-        /* the rows taken before an error are in the columns, as in the Python loop */
-#if PY_VERSION_HEX >= 0x030C0000
-        PyObject *exc = PyErr_GetRaisedException();
-#else
-        PyObject *et, *ev, *tb;
-        PyErr_Fetch(&et, &ev, &tb);
-#endif
-        if (cols_flush(&cs) < 0)
-            err = -1;
-        if (n >= 0 && set_n(col, n) < 0)
-            err = -1;
-#if PY_VERSION_HEX >= 0x030C0000
-        if (exc != NULL) {
-            PyErr_Clear();
-            PyErr_SetRaisedException(exc);
-        }
-#else
-        if (et != NULL) {
-            PyErr_Clear();
-            PyErr_Restore(et, ev, tb);
-        }
-#endif
-    }
-    cols_free(&cs);
-    for (int i = 0; i < A_N; i++)
-        Py_XDECREF(a[i]);
-    for (int i = 0; i < 4; i++)
-        Py_XDECREF(tables[i]);
-    Py_XDECREF(nobj);
-    if (err < 0)
+    if (ctx_close(&x, err) < 0)
         return NULL;
     Py_RETURN_TRUE;
+}
+
+/* ---- add_doc: a batch read from its bytes, with no Ev per event ------------------------------
+ *
+ * add_doc(collector, doc) takes the bytes of one JSON array of events (what the splitter would
+ * hand msgspec.json.Decoder(list[Ev])) and does what decoding it and add(collector, events)
+ * would do, without the Ev records. A first pass reads the whole array and has no effect: it
+ * finds each event's known keys (schema.Ev's fields), checks the grammar (the scanner's strict
+ * subset of JSON) and that each value is one the second pass reads as msgspec would (plain ASCII
+ * strings, integers of at most 18 digits, numbers without an exponent, no duplicate known key);
+ * an event outside that is decoded alone by msgspec into an Ev here. Anything the first pass is
+ * unsure of (bytes outside its grammar, an event msgspec refuses) makes add_doc return None
+ * having changed nothing, and the caller decodes the batch with msgspec as before (so every
+ * error is msgspec's, reported as before). The second pass takes the rows: an Ev through
+ * one_ev, any other event through the same steps read from its bytes. */
+
+static const Key ev_keys[E_N] = {{"ph", 2}, {"cat", 3}, {"name", 4}, {"pid", 3}, {"tid", 3},
+                                 {"ts", 2}, {"dur", 3}, {"id", 2},   {"args", 4}};
+
+typedef struct {
+    const char *s, *e; /* the event's bytes */
+    Span f[E_N];       /* the known keys' values; s == NULL: absent */
+    PyObject *ev;      /* an Ev decoded by msgspec (the event is not simple), or NULL */
+    double t, d;       /* ts and dur of a simple event */
+    int t_null, d_null; /* ts, dur absent or null */
+} EvSpan;
+
+/* a plain string literal (the scanner took it: no backslash means plain ASCII) */
+static inline int span_plain_str(Span v)
+{
+    return v.e - v.s >= 2 && *v.s == '"' && memchr(v.s + 1, '\\', (size_t)(v.e - v.s - 2)) == NULL;
+}
+
+/* An Id (int | str) msgspec and this file read alike: absent, a plain string, an integer of at
+ * most MAX_DIGITS digits; null too when nullable. */
+static inline int span_simple_id(Span v, int nullable)
+{
+    long long x;
+    return v.s == NULL || span_plain_str(v) || span_int(v, &x) || (nullable && span_is(v, "null", 4));
+}
+
+/* A float | None: 1 and *out (*null set when absent or null), 0 when not simple. An integer
+ * literal is converted as msgspec does (as an int, then to float: "-0" is 0.0). */
+static int span_float(Span v, double *out, int *null)
+{
+    *null = 0;
+    if (v.s == NULL || span_is(v, "null", 4)) {
+        *null = 1;
+        return 1;
+    }
+    const char *p = v.s;
+    if (p < v.e && *p == '-')
+        p++;
+    if (p >= v.e || !(CLS(p) & C_DIGIT))
+        return 0;
+    if (memchr(v.s, '.', (size_t)(v.e - v.s)) == NULL) {
+        Py_ssize_t nd = v.e - p;
+        if (nd > MAX_DIGITS)
+            return 0;
+        long long x = 0;
+        for (; p < v.e; p++)
+            x = x * 10 + (*p - '0');
+        *out = (double)(v.s[0] == '-' ? -x : x);
+        return 1;
+    }
+    /* Clinger's fast path: a decimal significand m <= 2**53 and k <= 22 fraction digits are both
+     * exact as doubles, so m / 10**k, one IEEE division, is the correctly rounded value (W. D.
+     * Clinger, "How to Read Floating Point Numbers Accurately", PLDI 1990), which msgspec and
+     * Python's own dtoa (below, for the rest) also give */
+    static const double pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    uint64_t m = 0;
+    int nd = 0, k = -1;
+    for (const char *q = p; q < v.e; q++) {
+        if (*q == '.') {
+            k = 0;
+            continue;
+        }
+        if (nd || *q != '0')
+            nd++;
+        if (nd > 19)
+            break;
+        m = m * 10 + (uint64_t)(*q - '0');
+        k += k >= 0;
+    }
+    if (nd <= 19 && m <= (1ull << 53) && k >= 0 && k <= 22) {
+        double r = (double)m / pow10[k];
+        *out = v.s[0] == '-' ? -r : r;
+        return 1;
+    }
+    char tmp[32]; /* the scanner keeps numbers to 24 bytes */
+    Py_ssize_t len = v.e - v.s;
+    if (len >= (Py_ssize_t)sizeof(tmp))
+        return 0;
+    memcpy(tmp, v.s, (size_t)len);
+    tmp[len] = '\0';
+    char *end;
+    *out = PyOS_string_to_double(tmp, &end, NULL);
+    if (*out == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return end == tmp + len;
+}
+
+/* One event object at p: past it (x filled), or NULL when unsure. */
+static const char *scan_event(const char *p, const char *e, EvSpan *x)
+{
+    int plain;
+    unsigned seen = 0, dup = 0;
+    x->s = p;
+    x->ev = NULL;
+    x->t = x->d = 0;
+    x->t_null = x->d_null = 1;
+    for (int i = 0; i < E_N; i++)
+        x->f[i].s = x->f[i].e = NULL;
+    if (p >= e || *p != '{')
+        return NULL;
+    p = ws(p + 1, e);
+    if (p < e && *p == '}')
+        return x->e = p + 1;
+    for (;;) {
+        const char *ks = p;
+        if (p >= e || *p != '"' || (p = skip_string(p, e, &plain)) == NULL || !plain)
+            return NULL;
+        Py_ssize_t kl = p - ks - 2;
+        int k = -1;
+        for (int i = 0; i < E_N; i++)
+            if (ev_keys[i].len == kl && memcmp(ev_keys[i].key, ks + 1, kl) == 0) {
+                k = i;
+                break;
+            }
+        p = ws(p, e);
+        if (p >= e || *p != ':')
+            return NULL;
+        p = ws(p + 1, e);
+        const char *vs = p;
+        if ((p = skip_value(p, e, 2)) == NULL)
+            return NULL;
+        if (k >= 0) {
+            dup |= seen & (1u << k);
+            seen |= 1u << k;
+            x->f[k].s = vs;
+            x->f[k].e = p;
+        }
+        p = ws(p, e);
+        if (p >= e)
+            return NULL;
+        if (*p == '}')
+            break;
+        if (*p != ',')
+            return NULL;
+        p = ws(p + 1, e);
+    }
+    x->e = p + 1;
+    if (dup)
+        x->f[E_PH].s = x->f[E_PH].e = x->s; /* marks the event as not simple (a '{' is no string) */
+    return x->e;
+}
+
+static int ev_simple(EvSpan *x)
+{
+    for (int i = E_PH; i <= E_NAME; i++)
+        if (x->f[i].s != NULL && !span_plain_str(x->f[i]))
+            return 0;
+    return span_simple_id(x->f[E_PID], 0) && span_simple_id(x->f[E_TID], 0) && span_simple_id(x->f[E_ID], 1) &&
+           span_float(x->f[E_TS], &x->t, &x->t_null) && span_float(x->f[E_DUR], &x->d, &x->d_null);
+}
+
+/* The event alone through msgspec (an Ev, a new reference), or NULL: *refused when msgspec
+ * raised one of the errors the Python loop catches (no error set), else an error. */
+static PyObject *ev_decode(const EvSpan *x, int *refused)
+{
+    *refused = 0;
+    PyObject *b = PyBytes_FromStringAndSize(x->s, x->e - x->s);
+    if (b == NULL)
+        return NULL;
+    PyObject *ev = decode(g_ev1_dec, b, g_ev_type);
+    Py_DECREF(b);
+    if (ev == NULL && !PyErr_Occurred())
+        *refused = 1;
+    return ev;
+}
+
+/* The first pass over doc [p, e): the events in *out (count in *n, a PyMem array), 1; 0 when
+ * unsure (nothing kept); -1 on an error. */
+static int scan_doc(const char *p, const char *e, EvSpan **out, Py_ssize_t *n)
+{
+    Py_ssize_t cap = 64, len = 0;
+    EvSpan *v = PyMem_Malloc(cap * sizeof(EvSpan));
+    if (v == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int r = 0;
+    p = ws(p, e);
+    if (p >= e || *p != '[')
+        goto fail;
+    p = ws(p + 1, e);
+    if (p < e && *p == ']')
+        p++;
+    else
+        for (;;) {
+            if (len == cap) {
+                EvSpan *w = PyMem_Realloc(v, 2 * cap * sizeof(EvSpan));
+                if (w == NULL) {
+                    PyErr_NoMemory();
+                    r = -1;
+                    goto fail;
+                }
+                v = w;
+                cap *= 2;
+            }
+            EvSpan *x = &v[len];
+            if ((p = scan_event(p, e, x)) == NULL)
+                goto fail;
+            len++;
+            if (!ev_simple(x)) {
+                int refused;
+                if ((x->ev = ev_decode(x, &refused)) == NULL) {
+                    r = refused ? 0 : -1;
+                    goto fail;
+                }
+            }
+            p = ws(p, e);
+            if (p >= e)
+                goto fail;
+            if (*p == ']') {
+                p++;
+                break;
+            }
+            if (*p != ',')
+                goto fail;
+            p = ws(p + 1, e);
+        }
+    if (ws(p, e) != e)
+        goto fail;
+    *out = v;
+    *n = len;
+    return 1;
+fail:
+    while (len-- > 0)
+        Py_XDECREF(v[len].ev);
+    PyMem_Free(v);
+    return r;
+}
+
+/* ---- the second pass: one simple event read from its spans */
+
+/* What the second pass keeps from one event to the next: the last thread's pid/tid bytes (a
+ * run of events of one thread makes no objects for them), the categories met (str, code). */
+#define CAT_MEMO 64
+typedef struct {
+    Span pid, tid; /* pid.s == NULL and !have: none yet */
+    int have;
+    int ncat;
+    Span cat[CAT_MEMO];
+    PyObject *cat_str[CAT_MEMO];
+    long cat_code[CAT_MEMO]; /* LONG_MIN: not in _kinds */
+} Memo;
+
+static inline int span_eq(Span a, Span b)
+{
+    if (a.s == NULL || b.s == NULL)
+        return a.s == b.s;
+    return a.e - a.s == b.e - b.s && memcmp(a.s, b.s, (size_t)(a.e - a.s)) == 0;
+}
+
+/* the value of a simple string field (a new reference; "" when absent) */
+static PyObject *str_of(Span v)
+{
+    if (v.s == NULL)
+        return PyUnicode_FromStringAndSize("", 0);
+    return PyUnicode_FromStringAndSize(v.s + 1, v.e - v.s - 2);
+}
+
+/* the value of a simple Id field (a new reference; 0 when absent) */
+static PyObject *id_of(Span v)
+{
+    long long x;
+    if (v.s == NULL)
+        return PyLong_FromLong(0);
+    if (span_int(v, &x))
+        return PyLong_FromLongLong(x);
+    return str_of(v);
+}
+
+/* category str (borrowed from the memo) and its _kinds code (LONG_MIN: none) of a simple
+ * event: 1; 0 when the memo is full (the caller takes the Ev path); -1 */
+static int cat_of(Memo *m, PyObject *kinds, Span v, PyObject **str, long *code)
+{
+    for (int i = 0; i < m->ncat; i++)
+        if (span_eq(m->cat[i], v)) {
+            *str = m->cat_str[i];
+            *code = m->cat_code[i];
+            return 1;
+        }
+    if (m->ncat == CAT_MEMO)
+        return 0;
+    PyObject *s = str_of(v);
+    if (s == NULL)
+        return -1;
+    long c = LONG_MIN;
+    PyObject *k = PyDict_GetItemWithError(kinds, s);
+    if (k != NULL)
+        c = PyLong_AsLong(k);
+    if (PyErr_Occurred()) {
+        Py_DECREF(s);
+        return -1;
+    }
+    m->cat[m->ncat] = v;
+    m->cat_str[m->ncat] = s; /* the memo's reference */
+    m->cat_code[m->ncat++] = c;
+    *str = s;
+    *code = c;
+    return 1;
+}
+
+static void memo_free(Memo *m)
+{
+    for (int i = 0; i < m->ncat; i++)
+        Py_DECREF(m->cat_str[i]);
+    m->ncat = 0;
+}
+
+/* The event as an Ev, for an exact path: decoded once, kept in x (a borrowed reference), or
+ * NULL with an error (msgspec refusing an event the first pass took simple would be a bug). */
+static PyObject *ev_of(EvSpan *x)
+{
+    if (x->ev == NULL) {
+        int refused;
+        x->ev = ev_decode(x, &refused);
+        if (x->ev == NULL && refused)
+            PyErr_SetString(PyExc_RuntimeError, "_collect.add_doc: msgspec refused an event the scan took as simple");
+    }
+    return x->ev;
+}
+
+/* add_x for a simple event: 0 or -1 */
+static int add_x_span(Ctx *c, EvSpan *x, long code, Memo *m, PyObject **last, Py_ssize_t *thr)
+{
+    Cols *cs = &c->cs;
+    PyObject **a = c->a, *col = c->col;
+    Py_ssize_t n = c->n;
+    double t = x->t, d = x->d;
+    if (x->t_null || x->d_null || code < 0 || d < 0) {
+        PyObject *ev = ev_of(x);
+        if (ev == NULL)
+            return -1;
+        return exact_code(cs, col, n, code >= C_KERNEL || code < 0 ? s_gpu : s_cpu, ev, code);
+    }
+    const char *ap = x->f[E_ARGS].s ? x->f[E_ARGS].s : "", *ae = x->f[E_ARGS].s ? x->f[E_ARGS].e : ap;
+    PyObject *name = str_of(x->f[E_NAME]);
+    if (name == NULL)
+        return -1;
+    int err = -1;
+    Py_ssize_t nc = intern(a[A_NAMEC], a[A_NAMES], name);
+    if (nc < 0)
+        goto out;
+    if (code >= C_KERNEL) {
+        GpuRes r;
+        int got = gpu_args_at(ap, ae, NULL, &r);
+        if (got <= 0) {
+            PyObject *ev = got < 0 ? NULL : ev_of(x);
+            err = ev == NULL ? -1 : exact_code(cs, col, n, s_gpu, ev, code);
+            goto out;
+        }
+        if (r.dev == Py_None) {
+            Py_DECREF(r.dev);
+            r.dev = id_of(x->f[E_PID]);
+        }
+        if (r.stream == Py_None) {
+            Py_DECREF(r.stream);
+            r.stream = id_of(x->f[E_TID]);
+        }
+        Py_ssize_t ds = (r.dev && r.stream) ? intern_pair(a[A_DSC], a[A_DSS], r.dev, r.stream) : -1;
+        Py_XDECREF(r.dev);
+        Py_XDECREF(r.stream);
+        if (ds < 0)
+            goto out;
+        Py_ssize_t row = cs->rows[1]++;
+        PUT(cs, GTS, double, row, t);
+        PUT(cs, GDUR, double, row, d);
+        PUT(cs, GNAME, int, row, (int)nc);
+        PUT(cs, GCAT, signed char, row, (signed char)code);
+        PUT(cs, GDS, int, row, (int)ds);
+        PUT(cs, GCORR, long long, row, r.corr);
+        PUT(cs, GEXT, long long, row, r.ext);
+        PUT(cs, GNB, long long, row, r.nb);
+        err = 0;
+        goto out;
+    }
+    if (!m->have || !span_eq(m->pid, x->f[E_PID]) || !span_eq(m->tid, x->f[E_TID])) {
+        PyObject *pid = id_of(x->f[E_PID]), *tid = pid ? id_of(x->f[E_TID]) : NULL;
+        *thr = tid ? intern_pair(a[A_THRC], a[A_THREADS], pid, tid) : -1;
+        Py_XDECREF(pid);
+        Py_XDECREF(tid);
+        if (*thr < 0)
+            goto out;
+        m->pid = x->f[E_PID];
+        m->tid = x->f[E_TID];
+        m->have = 1;
+        last[0] = last[1] = NULL; /* one_ev's own memo of the thread is stale now */
+    }
+    long long cx, cy;
+    Py_ssize_t ai = -1;
+    PyObject *kernel = NULL;
+    if (code == C_RUNTIME || code == C_DRIVER || ae > ap) {
+        int got;
+        if (code == C_RUNTIME || code == C_DRIVER) {
+            RtRes r;
+            got = rt_args_at(ap, ae, NULL, a[A_LK] != Py_None, &r);
+            cx = r.corr;
+            cy = r.ext;
+            kernel = got > 0 ? r.kernel : NULL;
+        } else {
+            OpRes r;
+            got = op_args_at(ap, ae, NULL, a[A_FAST], &r, cs->kc);
+            cx = r.seq;
+            cy = r.ext;
+            ai = r.ai;
+        }
+        if (got <= 0) {
+            if (got < 0)
+                goto out;
+            PyObject *ev = ev_of(x), *ts = ev ? PyFloat_FromDouble(t) : NULL, *dur = ts ? PyFloat_FromDouble(d) : NULL;
+            err = dur == NULL ? -1 : exact_row(cs, col, n, ev, code, ts, dur, nc, *thr);
+            Py_XDECREF(ts);
+            Py_XDECREF(dur);
+            goto out;
+        }
+    } else
+        cx = cy = NONE_V;
+    Py_ssize_t row = cs->rows[0]++;
+    PUT(cs, CTS, double, row, t);
+    PUT(cs, CDUR, double, row, d);
+    PUT(cs, CNAME, int, row, (int)nc);
+    PUT(cs, CCAT, signed char, row, (signed char)code);
+    PUT(cs, CTHR, int, row, (int)*thr);
+    PUT(cs, CEXT, long long, row, cy);
+    PUT(cs, CCS, long long, row, cx);
+    PUT(cs, CARGS, int, row, (int)ai);
+    err = 0;
+    if (kernel != NULL) {
+        int truthy = PyObject_IsTrue(kernel);
+        if (truthy < 0)
+            err = -1;
+        else if (truthy && cx != NONE_V) {
+            PyObject *k = PyLong_FromLongLong(cx), *v = k ? PyTuple_Pack(2, name, kernel) : NULL;
+            err = (v == NULL || PyDict_SetItem(a[A_LK], k, v) < 0) ? -1 : 0;
+            Py_XDECREF(k);
+            Py_XDECREF(v);
+        }
+        Py_DECREF(kernel);
+    }
+out:
+    Py_DECREF(name);
+    return err;
+}
+
+/* add_flow for a simple event (cat: its str): 0 or -1 */
+static int add_flow_span(Ctx *c, EvSpan *x, PyObject *cat, int start)
+{
+    Cols *cs = &c->cs;
+    PyObject **a = c->a;
+    long long v;
+    double t = x->t;
+    if (x->f[E_ID].s != NULL && span_int(x->f[E_ID], &v) && !x->t_null && v >= 0 && v < FLOW_HI) {
+        int fc = PySet_Contains(g_flow_cats, cat);
+        if (fc < 0)
+            return -1;
+        if (fc) {
+            PyObject *pid = id_of(x->f[E_PID]), *tid = pid ? id_of(x->f[E_TID]) : NULL;
+            Py_ssize_t loc = tid ? intern_pair(a[A_LOCC], a[A_LOCS], pid, tid) : -1;
+            Py_XDECREF(pid);
+            Py_XDECREF(tid);
+            if (loc < 0)
+                return -1;
+            int tb = start ? 2 : 3, base = start ? SID : FID;
+            Py_ssize_t row = cs->rows[tb]++;
+            PUT(cs, base, long long, row, v);
+            PUT(cs, base + 1, int, row, (int)loc);
+            PUT(cs, base + 2, double, row, t);
+            return 0;
+        }
+    }
+    PyObject *ev = ev_of(x);
+    if (ev == NULL)
+        return -1;
+    PyObject *args[1] = {ev};
+    return exact(cs, c->col, c->n, s_flow, args, 1);
+}
+
+/* one event of add_doc's second pass: 0 or -1 */
+static int one_span(Ctx *c, EvSpan *x, Memo *m, PyObject **last, Py_ssize_t *thr)
+{
+    if (x->ev != NULL) {
+        m->have = 0; /* one_ev may change *thr */
+        return one_ev(&c->cs, c->col, c->a, c->n, x->ev, last, thr);
+    }
+    Span ph = x->f[E_PH];
+    char k = (ph.s != NULL && ph.e - ph.s == 3) ? ph.s[1] : 0;
+    if (k != 'X' && k != 's' && k != 'f' && k != 'M')
+        return 0;
+    PyObject *cat = NULL;
+    long code = LONG_MIN;
+    int got = k == 'M' ? 0 : cat_of(m, c->a[A_KINDS], x->f[E_CAT], &cat, &code);
+    if (got < 0)
+        return -1;
+    if (got == 0) { /* a metadata event, or too many categories for the memo: as an Ev */
+        PyObject *ev = ev_of(x);
+        if (ev == NULL)
+            return -1;
+        m->have = 0;
+        return one_ev(&c->cs, c->col, c->a, c->n, ev, last, thr);
+    }
+    if (k == 'X')
+        return code == LONG_MIN ? 0 : add_x_span(c, x, code, m, last, thr);
+    return add_flow_span(c, x, cat, k == 's');
+}
+
+static PyObject *add_doc(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc != 2) {
+        PyErr_SetString(PyExc_TypeError, "add_doc(collector, doc)");
+        return NULL;
+    }
+    if (!g_ready) {
+        PyErr_SetString(PyExc_RuntimeError, "_collect.setup() was not called");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(argv[1], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    EvSpan *evs = NULL;
+    Py_ssize_t len = 0;
+    PyObject *res = NULL;
+    int got = scan_doc(view.buf, (const char *)view.buf + view.len, &evs, &len);
+    if (got <= 0) {
+        if (got == 0)
+            res = Py_NewRef(Py_None);
+        goto done;
+    }
+    Ctx x;
+    if (ctx_open(&x, argv[0], len) == 0) {
+        Memo m;
+        memset(&m, 0, sizeof(m));
+        PyObject *last[2] = {NULL, NULL};
+        Py_ssize_t thr = -1;
+        Py_ssize_t n0 = x.n;
+        int err = 0;
+        for (Py_ssize_t i = 0; i < len && err == 0; i++) {
+            x.n++;
+            err = one_span(&x, &evs[i], &m, last, &thr);
+        }
+        memo_free(&m);
+        if (ctx_close(&x, err) == 0)
+            res = PyLong_FromSsize_t(x.n - n0);
+    }
+    for (Py_ssize_t i = 0; i < len; i++)
+        Py_XDECREF(evs[i].ev);
+    PyMem_Free(evs);
+done:
+    PyBuffer_Release(&view);
+    return res;
 }
 
 static PyObject *stats(PyObject *self, PyObject *unused)
@@ -1192,9 +1812,11 @@ static PyObject *stats(PyObject *self, PyObject *unused)
 
 static PyMethodDef methods[] = {
     {"stats", stats, METH_NOARGS, "how many kept events' args the scanner read, and how many msgspec"},
-    {"setup", setup, METH_VARARGS, "setup(Ev, struct types..., decoders..., errors, flow_cats, codes)"},
+    {"setup", setup, METH_VARARGS, "setup(Ev, struct types..., decoders..., errors, flow_cats, codes, Ev decoder)"},
     {"add", (PyCFunction)(void (*)(void))add, METH_FASTCALL,
      "add(collector, batch) -> True (done) or False (not a list of Ev: use the Python loop)"},
+    {"add_doc", (PyCFunction)(void (*)(void))add_doc, METH_FASTCALL,
+     "add_doc(collector, doc) -> events taken from the JSON array doc, or None (unsure: nothing done)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -150,6 +150,16 @@ class Collector(ExactPaths):
         if _C is None or not _C.add(self, batch):
             self.add_python(batch)
 
+    def add_doc(self, doc: bytes) -> int | None:
+        """What ``add(EVENT_DECODER.decode(doc))`` does, read by the C accelerator from the
+        bytes of the JSON array ``doc`` with no :class:`Ev` per event: the number of events,
+        or None, having done nothing, where it is unsure (bytes outside its strict grammar, an
+        event msgspec would refuse; the caller decodes ``doc`` as before, so every error is
+        msgspec's). None always without the accelerator."""
+        if _C is None:
+            return None
+        return _C.add_doc(self, doc)
+
     def add_python(self, batch: list[Ev]) -> None:
         """:meth:`add` in Python (the reference). The usual event is handled inline here,
         with every name bound to a local (about 1 µs of Python a kept event); anything else
@@ -299,7 +309,7 @@ def _accelerator():
             Ev, s.FastGpuArgs, s.FastRtArgs, s.FastRtArgsKernel, s.FastOpArgs,
             _gpu_args, _rt_args, _rt_args_kernel, _op_args,
             (KeyError, msgspec.MsgspecError, RecursionError), FLOW_CATS,
-            (C_RUNTIME, C_DRIVER, C_KERNEL, NONE, _FLOW_HI),
+            (C_RUNTIME, C_DRIVER, C_KERNEL, NONE, _FLOW_HI), msgspec.json.Decoder(Ev).decode,
         )  # fmt: skip
     except TypeError:
         return None

@@ -61,8 +61,9 @@ class _Splitter(ArrayEnvelope, Diagnose):
     and decoding the metadata: :class:`~perfreport.read.envelope.ArrayEnvelope`; error
     messages and repairs: :class:`~perfreport.read.diagnose.Diagnose`."""
 
-    def __init__(self, decoder, source: str, split: Split):
+    def __init__(self, decoder, source: str, split: Split, direct=None):
         self.decoder = decoder
+        self.direct = direct
         self.source = source
         self.split = split
         self.buf = bytearray()
@@ -115,7 +116,8 @@ class _Splitter(ArrayEnvelope, Diagnose):
                 events = self.decode(pos, cut, fast=True)
                 if isinstance(events, list):
                     self.pos = pos = cut
-                    yield events
+                    if events is not _TAKEN:
+                        yield events
                     if not final:
                         return
                     break
@@ -147,7 +149,8 @@ class _Splitter(ArrayEnvelope, Diagnose):
         if progressed:
             events = self.decode(pos, sc.last, fast=False)
             self.pos = pos = sc.last
-            yield events
+            if events is not _TAKEN:
+                yield events
         if sc.end >= 0:
             self.end = sc.end
             self.scan = None
@@ -186,6 +189,11 @@ class _Splitter(ArrayEnvelope, Diagnose):
         start = _skip_comma(buf, pos, cut)
         with memoryview(buf) as mv:
             doc = b"".join((b"[", mv[start:cut], b"]"))
+        if self.direct is not None:
+            n = self.direct(doc)
+            if n is not None:  # taken whole from the bytes (Collector.add_doc): nothing to yield
+                self.split.n_events += n
+                return _TAKEN
         try:
             events = self.decoder.decode(doc)
         except msgspec.ValidationError as exc:
@@ -202,6 +210,7 @@ class _Splitter(ArrayEnvelope, Diagnose):
 
 
 _RETRY, _SLOW = object(), object()
+_TAKEN: list = []  # decode's answer when ``direct`` took the batch (never yielded)
 FAST_RETRIES = 8  # earlier cuts tried (one C decode each) before the Python scan
 _NONFINITE_AT = (b"NaN", b"Inf", b"-In")
 
@@ -222,9 +231,14 @@ def _fast_verdict(doc: bytes, exc: Exception):
     return None
 
 
-def iter_batches(chunks: Iterable[bytes], decoder: msgspec.json.Decoder, source: str, split: Split) -> Iterator[list]:
-    """Yield lists of decoded events; fill ``split.meta`` at the end."""
-    return _Splitter(decoder, source, split).run(chunks)
+def iter_batches(
+    chunks: Iterable[bytes], decoder: msgspec.json.Decoder, source: str, split: Split, direct=None
+) -> Iterator[list]:
+    """Yield lists of decoded events; fill ``split.meta`` at the end. ``direct(doc)``, when
+    given, is offered each batch's bytes (the JSON array ``doc``) first: it returns the number
+    of events it took, or None to have the batch decoded and yielded as before
+    (:meth:`perfreport.read.kineto.Collector.add_doc`)."""
+    return _Splitter(decoder, source, split, direct).run(chunks)
 
 
 def _last_cut(buf, lo: int, end: int) -> int:
