@@ -415,6 +415,53 @@ static int scan_args(const char *p, const char *e, const Key *keys, int nkeys, S
     return (other && refuse_unknown) ? 2 : 1;
 }
 
+/* An args object's top-level keys and values, as add_doc's first pass found them (keys
+ * plain, without their quotes; values checked by skip_value). n < 0: not found (not an object,
+ * a key that is not plain): the bytes are scanned. */
+typedef struct {
+    Span k, v;
+} Pair;
+typedef struct {
+    const Pair *p;
+    int n;
+} Pairs;
+
+/* scan_args' answer from the pairs of an object scan_args would read whole */
+static int match_args(const Pairs *pp, const Key *keys, int nkeys, Span *spans, int refuse_unknown)
+{
+    unsigned seen = 0;
+    int other = 0;
+    for (int i = 0; i < nkeys; i++)
+        spans[i].s = spans[i].e = NULL;
+    for (int j = 0; j < pp->n; j++) {
+        Span ks = pp->p[j].k;
+        Py_ssize_t kl = ks.e - ks.s;
+        int k = -1;
+        for (int i = 0; i < nkeys; i++)
+            if (keys[i].len == kl && memcmp(keys[i].key, ks.s, kl) == 0) {
+                k = i;
+                break;
+            }
+        if (k < 0) {
+            other = 1;
+            continue;
+        }
+        if (seen & (1u << k))
+            return 0;
+        seen |= 1u << k;
+        spans[k] = pp->p[j].v;
+    }
+    return (other && refuse_unknown) ? 2 : 1;
+}
+
+static inline int args_spans(const char *p, const char *e, const Pairs *pp, const Key *keys, int nkeys, Span *spans,
+                             int refuse_unknown)
+{
+    if (pp != NULL && pp->n >= 0)
+        return match_args(pp, keys, nkeys, spans, refuse_unknown);
+    return scan_args(p, e, keys, nkeys, spans, refuse_unknown);
+}
+
 #define K(s) {s, sizeof(s) - 1}
 static const Key gpu_keys[] = {K("correlation"), K("stream"), K("device"), K("External id"),
                                K("external id"), K("bytes"),  K("Collective name")};
@@ -488,10 +535,10 @@ static PyObject *decode_at(PyObject *dec, const char *p, const char *e, PyObject
 }
 
 /* gpu_args on the bytes [p, e) (raw: the same bytes as an object, or NULL) */
-static int gpu_args_at(const char *p, const char *e, PyObject *raw, GpuRes *r)
+static int gpu_args_at(const char *p, const char *e, const Pairs *pp, PyObject *raw, GpuRes *r)
 {
     Span sp[G_N];
-    int got = scan_args(p, e, gpu_keys, G_N, sp, 0);
+    int got = args_spans(p, e, pp, gpu_keys, G_N, sp, 0);
     if (got == 1) {
         long long ext_old;
         int unsure = 0;
@@ -538,11 +585,11 @@ static int gpu_args_at(const char *p, const char *e, PyObject *raw, GpuRes *r)
     return 1;
 }
 
-static int rt_args_at(const char *p, const char *e, PyObject *raw, int kernel, RtRes *r)
+static int rt_args_at(const char *p, const char *e, const Pairs *pp, PyObject *raw, int kernel, RtRes *r)
 {
     Span sp[R_N];
     r->kernel = NULL;
-    int got = scan_args(p, e, rt_keys, kernel ? R_N : R_N - 1, sp, 0);
+    int got = args_spans(p, e, pp, rt_keys, kernel ? R_N : R_N - 1, sp, 0);
     if (got == 1) {
         long long ext_old;
         int unsure = 0;
@@ -696,10 +743,11 @@ static void kc_free(KeyCache *kc)
     PyMem_Free(kc);
 }
 
-static int op_args_at(const char *p, const char *e, PyObject *raw, PyObject *args_fast, OpRes *r, KeyCache *kc)
+static int op_args_at(const char *p, const char *e, const Pairs *pp, PyObject *raw, PyObject *args_fast, OpRes *r,
+                      KeyCache *kc)
 {
     Span sp[O_N + 3]; /* in op_keys' order */
-    int got = scan_args(p, e, op_keys, O_N + 3, sp, 1);
+    int got = args_spans(p, e, pp, op_keys, O_N + 3, sp, 1);
     if (got == 1 && span_col(sp[0], &r->ext) && span_col(sp[1], &r->seq)) {
         for (int i = 5; i < 10; i++)
             if (sp[i].s == NULL)
@@ -745,11 +793,11 @@ static int op_args_at(const char *p, const char *e, PyObject *raw, PyObject *arg
     PyBuffer_Release(&v);                                                                                          \
     return call;
 
-static int gpu_args(PyObject *raw, GpuRes *r) { ON_RAW(gpu_args_at(p, e, raw, r)) }
-static int rt_args(PyObject *raw, int kernel, RtRes *r) { ON_RAW(rt_args_at(p, e, raw, kernel, r)) }
+static int gpu_args(PyObject *raw, GpuRes *r) { ON_RAW(gpu_args_at(p, e, NULL, raw, r)) }
+static int rt_args(PyObject *raw, int kernel, RtRes *r) { ON_RAW(rt_args_at(p, e, NULL, raw, kernel, r)) }
 static int op_args(PyObject *raw, PyObject *args_fast, OpRes *r, KeyCache *kc)
 {
-    ON_RAW(op_args_at(p, e, raw, args_fast, r, kc))
+    ON_RAW(op_args_at(p, e, NULL, raw, args_fast, r, kc))
 }
 #undef ON_RAW
 
@@ -1263,7 +1311,72 @@ typedef struct {
     PyObject *ev;      /* an Ev decoded by msgspec (the event is not simple), or NULL */
     double t, d;       /* ts and dur of a simple event */
     int t_null, d_null; /* ts, dur absent or null */
+    Py_ssize_t pair0;  /* its args' pairs: PairBuf.p[pair0 : pair0 + npairs] */
+    int npairs;        /* < 0: none found (the bytes are scanned) */
 } EvSpan;
+
+typedef struct {
+    Pair *p;
+    Py_ssize_t n, cap;
+    int nomem;
+} PairBuf;
+
+/* The args object at p ('{'): past it, its top-level pairs appended to pb (x->pair0, x->npairs),
+ * or NULL when unsure (pb->nomem set when out of memory). The pass scan_args would make over the
+ * same bytes, made once. */
+static const char *scan_pairs(const char *p, const char *e, PairBuf *pb, EvSpan *x)
+{
+    int plain, ok = 1;
+    Py_ssize_t first = pb->n;
+    p = ws(p + 1, e);
+    if (p < e && *p == '}') {
+        x->pair0 = first;
+        x->npairs = 0;
+        return p + 1;
+    }
+    for (;;) {
+        const char *ks = p;
+        if (p >= e || *p != '"' || (p = skip_string(p, e, &plain)) == NULL)
+            return NULL;
+        const char *ke = p;
+        ok &= plain;
+        p = ws(p, e);
+        if (p >= e || *p != ':')
+            return NULL;
+        p = ws(p + 1, e);
+        const char *vs = p;
+        if ((p = skip_value(p, e, 3)) == NULL)
+            return NULL;
+        if (ok) {
+            if (pb->n == pb->cap) {
+                Py_ssize_t cap = pb->cap ? 2 * pb->cap : 256;
+                Pair *w = PyMem_Realloc(pb->p, cap * sizeof(Pair));
+                if (w == NULL) {
+                    pb->nomem = 1;
+                    return NULL;
+                }
+                pb->p = w;
+                pb->cap = cap;
+            }
+            Pair *q = &pb->p[pb->n++];
+            q->k.s = ks + 1;
+            q->k.e = ke - 1;
+            q->v.s = vs;
+            q->v.e = p;
+        }
+        p = ws(p, e);
+        if (p >= e)
+            return NULL;
+        if (*p == '}')
+            break;
+        if (*p != ',')
+            return NULL;
+        p = ws(p + 1, e);
+    }
+    x->pair0 = first;
+    x->npairs = ok && pb->n - first <= INT_MAX ? (int)(pb->n - first) : -1;
+    return p + 1;
+}
 
 /* a plain string literal (the scanner took it: no backslash means plain ASCII) */
 static inline int span_plain_str(Span v)
@@ -1344,7 +1457,7 @@ static int span_float(Span v, double *out, int *null)
 }
 
 /* One event object at p: past it (x filled), or NULL when unsure. */
-static const char *scan_event(const char *p, const char *e, EvSpan *x)
+static const char *scan_event(const char *p, const char *e, EvSpan *x, PairBuf *pb)
 {
     int plain;
     unsigned seen = 0, dup = 0;
@@ -1352,6 +1465,8 @@ static const char *scan_event(const char *p, const char *e, EvSpan *x)
     x->ev = NULL;
     x->t = x->d = 0;
     x->t_null = x->d_null = 1;
+    x->pair0 = 0;
+    x->npairs = -1;
     for (int i = 0; i < E_N; i++)
         x->f[i].s = x->f[i].e = NULL;
     if (p >= e || *p != '{')
@@ -1375,7 +1490,7 @@ static const char *scan_event(const char *p, const char *e, EvSpan *x)
             return NULL;
         p = ws(p + 1, e);
         const char *vs = p;
-        if ((p = skip_value(p, e, 2)) == NULL)
+        if ((p = (k == E_ARGS && p < e && *p == '{') ? scan_pairs(p, e, pb, x) : skip_value(p, e, 2)) == NULL)
             return NULL;
         if (k >= 0) {
             dup |= seen & (1u << k);
@@ -1424,7 +1539,7 @@ static PyObject *ev_decode(const EvSpan *x, int *refused)
 
 /* The first pass over doc [p, e): the events in *out (count in *n, a PyMem array), 1; 0 when
  * unsure (nothing kept); -1 on an error. */
-static int scan_doc(const char *p, const char *e, EvSpan **out, Py_ssize_t *n)
+static int scan_doc(const char *p, const char *e, EvSpan **out, Py_ssize_t *n, PairBuf *pb)
 {
     Py_ssize_t cap = 64, len = 0;
     EvSpan *v = PyMem_Malloc(cap * sizeof(EvSpan));
@@ -1452,8 +1567,13 @@ static int scan_doc(const char *p, const char *e, EvSpan **out, Py_ssize_t *n)
                 cap *= 2;
             }
             EvSpan *x = &v[len];
-            if ((p = scan_event(p, e, x)) == NULL)
+            if ((p = scan_event(p, e, x, pb)) == NULL) {
+                if (pb->nomem) {
+                    PyErr_NoMemory();
+                    r = -1;
+                }
                 goto fail;
+            }
             len++;
             if (!ev_simple(x)) {
                 int refused;
@@ -1577,7 +1697,7 @@ static PyObject *ev_of(EvSpan *x)
 }
 
 /* add_x for a simple event: 0 or -1 */
-static int add_x_span(Ctx *c, EvSpan *x, long code, Memo *m, PyObject **last, Py_ssize_t *thr)
+static int add_x_span(Ctx *c, EvSpan *x, const Pairs *pp, long code, Memo *m, PyObject **last, Py_ssize_t *thr)
 {
     Cols *cs = &c->cs;
     PyObject **a = c->a, *col = c->col;
@@ -1599,7 +1719,7 @@ static int add_x_span(Ctx *c, EvSpan *x, long code, Memo *m, PyObject **last, Py
         goto out;
     if (code >= C_KERNEL) {
         GpuRes r;
-        int got = gpu_args_at(ap, ae, NULL, &r);
+        int got = gpu_args_at(ap, ae, pp, NULL, &r);
         if (got <= 0) {
             PyObject *ev = got < 0 ? NULL : ev_of(x);
             err = ev == NULL ? -1 : exact_code(cs, col, n, s_gpu, ev, code);
@@ -1649,13 +1769,13 @@ static int add_x_span(Ctx *c, EvSpan *x, long code, Memo *m, PyObject **last, Py
         int got;
         if (code == C_RUNTIME || code == C_DRIVER) {
             RtRes r;
-            got = rt_args_at(ap, ae, NULL, a[A_LK] != Py_None, &r);
+            got = rt_args_at(ap, ae, pp, NULL, a[A_LK] != Py_None, &r);
             cx = r.corr;
             cy = r.ext;
             kernel = got > 0 ? r.kernel : NULL;
         } else {
             OpRes r;
-            got = op_args_at(ap, ae, NULL, a[A_FAST], &r, cs->kc);
+            got = op_args_at(ap, ae, pp, NULL, a[A_FAST], &r, cs->kc);
             cx = r.seq;
             cy = r.ext;
             ai = r.ai;
@@ -1732,7 +1852,7 @@ static int add_flow_span(Ctx *c, EvSpan *x, PyObject *cat, int start)
 }
 
 /* one event of add_doc's second pass: 0 or -1 */
-static int one_span(Ctx *c, EvSpan *x, Memo *m, PyObject **last, Py_ssize_t *thr)
+static int one_span(Ctx *c, EvSpan *x, const PairBuf *pb, Memo *m, PyObject **last, Py_ssize_t *thr)
 {
     if (x->ev != NULL) {
         m->have = 0; /* one_ev may change *thr */
@@ -1755,7 +1875,10 @@ static int one_span(Ctx *c, EvSpan *x, Memo *m, PyObject **last, Py_ssize_t *thr
         return one_ev(&c->cs, c->col, c->a, c->n, ev, last, thr);
     }
     if (k == 'X')
-        return code == LONG_MIN ? 0 : add_x_span(c, x, code, m, last, thr);
+    {
+        Pairs pp = {pb->p + x->pair0, x->npairs};
+        return code == LONG_MIN ? 0 : add_x_span(c, x, &pp, code, m, last, thr);
+    }
     return add_flow_span(c, x, cat, k == 's');
 }
 
@@ -1775,7 +1898,8 @@ static PyObject *add_doc(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
     EvSpan *evs = NULL;
     Py_ssize_t len = 0;
     PyObject *res = NULL;
-    int got = scan_doc(view.buf, (const char *)view.buf + view.len, &evs, &len);
+    PairBuf pb = {NULL, 0, 0, 0};
+    int got = scan_doc(view.buf, (const char *)view.buf + view.len, &evs, &len, &pb);
     if (got <= 0) {
         if (got == 0)
             res = Py_NewRef(Py_None);
@@ -1791,7 +1915,7 @@ static PyObject *add_doc(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
         int err = 0;
         for (Py_ssize_t i = 0; i < len && err == 0; i++) {
             x.n++;
-            err = one_span(&x, &evs[i], &m, last, &thr);
+            err = one_span(&x, &evs[i], &pb, &m, last, &thr);
         }
         memo_free(&m);
         if (ctx_close(&x, err) == 0)
@@ -1801,6 +1925,7 @@ static PyObject *add_doc(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
         Py_XDECREF(evs[i].ev);
     PyMem_Free(evs);
 done:
+    PyMem_Free(pb.p);
     PyBuffer_Release(&view);
     return res;
 }
