@@ -5,6 +5,7 @@ Public surface: :func:`read_trace` -> :class:`RawTrace`.
 
 from __future__ import annotations
 
+import functools
 import gc
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
@@ -53,7 +54,8 @@ def read_trace(
     gc.disable()  # millions of small acyclic records: the cyclic GC only costs time here
     try:
         chunks = _tuning(src.chunks(on_progress))
-        for batch in iter_batches(chunks, EVENT_DECODER, src.name, split, direct=col.add_doc):
+        direct = functools.partial(col.add_doc, bare=True)  # the batches' bytes to the C loop first
+        for batch in iter_batches(chunks, EVENT_DECODER, src.name, split, direct=direct):
             col.add(batch)
     finally:
         if gc_was:

@@ -1290,8 +1290,9 @@ static PyObject *add(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
 
 /* ---- add_doc: a batch read from its bytes, with no Ev per event ------------------------------
  *
- * add_doc(collector, doc) takes the bytes of one JSON array of events (what the splitter would
- * hand msgspec.json.Decoder(list[Ev])) and does what decoding it and add(collector, events)
+ * add_doc(collector, doc, bare) takes the bytes of one JSON array of events (what the splitter
+ * would hand msgspec.json.Decoder(list[Ev]); bare: the array's items alone, "ev, ev", as they
+ * lie in the splitter's buffer, no copy made) and does what decoding it and add(collector, events)
  * would do, without the Ev records. A first pass reads the whole array and has no effect: it
  * finds each event's known keys (schema.Ev's fields), checks the grammar (the scanner's strict
  * subset of JSON) and that each value is one the second pass reads as msgspec would (plain ASCII
@@ -1539,7 +1540,7 @@ static PyObject *ev_decode(const EvSpan *x, int *refused)
 
 /* The first pass over doc [p, e): the events in *out (count in *n, a PyMem array), 1; 0 when
  * unsure (nothing kept); -1 on an error. */
-static int scan_doc(const char *p, const char *e, EvSpan **out, Py_ssize_t *n, PairBuf *pb)
+static int scan_doc(const char *p, const char *e, int bare, EvSpan **out, Py_ssize_t *n, PairBuf *pb)
 {
     Py_ssize_t cap = 64, len = 0;
     EvSpan *v = PyMem_Malloc(cap * sizeof(EvSpan));
@@ -1549,11 +1550,13 @@ static int scan_doc(const char *p, const char *e, EvSpan **out, Py_ssize_t *n, P
     }
     int r = 0;
     p = ws(p, e);
-    if (p >= e || *p != '[')
-        goto fail;
-    p = ws(p + 1, e);
-    if (p < e && *p == ']')
-        p++;
+    if (!bare) {
+        if (p >= e || *p != '[')
+            goto fail;
+        p = ws(p + 1, e);
+    }
+    if (bare ? p >= e : (p < e && *p == ']'))
+        p += !bare;
     else
         for (;;) {
             if (len == cap) {
@@ -1583,9 +1586,11 @@ static int scan_doc(const char *p, const char *e, EvSpan **out, Py_ssize_t *n, P
                 }
             }
             p = ws(p, e);
+            if (bare && p >= e)
+                break;
             if (p >= e)
                 goto fail;
-            if (*p == ']') {
+            if (!bare && *p == ']') {
                 p++;
                 break;
             }
@@ -1884,10 +1889,13 @@ static int one_span(Ctx *c, EvSpan *x, const PairBuf *pb, Memo *m, PyObject **la
 
 static PyObject *add_doc(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
 {
-    if (argc != 2) {
-        PyErr_SetString(PyExc_TypeError, "add_doc(collector, doc)");
+    if (argc != 3) {
+        PyErr_SetString(PyExc_TypeError, "add_doc(collector, doc, bare)");
         return NULL;
     }
+    int bare = PyObject_IsTrue(argv[2]);
+    if (bare < 0)
+        return NULL;
     if (!g_ready) {
         PyErr_SetString(PyExc_RuntimeError, "_collect.setup() was not called");
         return NULL;
@@ -1899,7 +1907,7 @@ static PyObject *add_doc(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
     Py_ssize_t len = 0;
     PyObject *res = NULL;
     PairBuf pb = {NULL, 0, 0, 0};
-    int got = scan_doc(view.buf, (const char *)view.buf + view.len, &evs, &len, &pb);
+    int got = scan_doc(view.buf, (const char *)view.buf + view.len, bare, &evs, &len, &pb);
     if (got <= 0) {
         if (got == 0)
             res = Py_NewRef(Py_None);
@@ -1941,7 +1949,7 @@ static PyMethodDef methods[] = {
     {"add", (PyCFunction)(void (*)(void))add, METH_FASTCALL,
      "add(collector, batch) -> True (done) or False (not a list of Ev: use the Python loop)"},
     {"add_doc", (PyCFunction)(void (*)(void))add_doc, METH_FASTCALL,
-     "add_doc(collector, doc) -> events taken from the JSON array doc, or None (unsure: nothing done)"},
+     "add_doc(collector, doc, bare) -> events taken from the JSON array doc (bare: its items without the brackets), or None (unsure: nothing done)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -188,12 +188,16 @@ class _Splitter(ArrayEnvelope, Diagnose):
         buf = self.buf
         start = _skip_comma(buf, pos, cut)
         with memoryview(buf) as mv:
+            if self.direct is not None:
+                body = mv[start:cut]
+                try:
+                    n = self.direct(body)
+                finally:
+                    body.release()
+                if n is not None:  # taken whole from the bytes (Collector.add_doc): nothing to yield
+                    self.split.n_events += n
+                    return _TAKEN
             doc = b"".join((b"[", mv[start:cut], b"]"))
-        if self.direct is not None:
-            n = self.direct(doc)
-            if n is not None:  # taken whole from the bytes (Collector.add_doc): nothing to yield
-                self.split.n_events += n
-                return _TAKEN
         try:
             events = self.decoder.decode(doc)
         except msgspec.ValidationError as exc:
@@ -234,10 +238,10 @@ def _fast_verdict(doc: bytes, exc: Exception):
 def iter_batches(
     chunks: Iterable[bytes], decoder: msgspec.json.Decoder, source: str, split: Split, direct=None
 ) -> Iterator[list]:
-    """Yield lists of decoded events; fill ``split.meta`` at the end. ``direct(doc)``, when
-    given, is offered each batch's bytes (the JSON array ``doc``) first: it returns the number
-    of events it took, or None to have the batch decoded and yielded as before
-    (:meth:`perfreport.read.kineto.Collector.add_doc`)."""
+    """Yield lists of decoded events; fill ``split.meta`` at the end. ``direct(items)``, when
+    given, is offered each batch's bytes first (a memoryview of the array's items ``ev, ev``,
+    valid during the call): it returns the number of events it took, or None to have the batch
+    decoded and yielded as before (:meth:`perfreport.read.kineto.Collector.add_doc`)."""
     return _Splitter(decoder, source, split, direct).run(chunks)
 
 

@@ -31,9 +31,10 @@ def _docs(path) -> list[bytes]:
     path cut wrong, which msgspec refuses and the splitter cuts again)."""
     docs: list[bytes] = []
 
-    def keep(doc):
+    def keep(items):
+        doc = b"[" + bytes(items) + b"]"
         if _decodes(doc):
-            docs.append(bytes(doc))
+            docs.append(doc)
         return None
 
     for _ in iter_batches(Source(str(path)).chunks(None), EVENT_DECODER, path.name, Split(), direct=keep):
@@ -41,10 +42,11 @@ def _docs(path) -> list[bytes]:
     return docs
 
 
-def _run_doc(col: Collector, doc: bytes):
-    """add_doc, or (where it declines) the decode and add it stands for: (taken, error)."""
+def _run_doc(col: Collector, doc: bytes, bare: bool = False):
+    """add_doc (bare: given the array's items alone), or (where it declines) the decode and add it
+    stands for: (taken, error)."""
     try:
-        n = col.add_doc(doc)
+        n = col.add_doc(doc[1:-1] if bare else doc, bare=bare)
         if n is None:
             col.add(EVENT_DECODER.decode(doc))
         return n is not None, None
@@ -60,12 +62,12 @@ def _run_ref(col: Collector, doc: bytes):
     return None
 
 
-def _same(docs: list[bytes], **kw) -> int:
+def _same(docs: list[bytes], bare: bool = False, **kw) -> int:
     """Both ways over docs; the number add_doc took."""
     c, ref = Collector("t.json", **kw), Collector("t.json", **kw)
     taken = 0
     for doc in docs:
-        t, err = _run_doc(c, doc)
+        t, err = _run_doc(c, doc, bare)
         taken += t
         assert err == _run_ref(ref, doc)
         if err:
@@ -81,8 +83,8 @@ UNSURE: dict[str, int] = {}
 @pytest.mark.parametrize("path", TRACES, ids=[str(p.relative_to(p.parents[1])) for p in TRACES])
 def test_every_trace_reads_byte_identical_from_its_bytes(path):
     docs = _docs(path)
-    for kw in ({}, {"keep_python": True, "launch_kernels": True}):
-        assert _same(docs, **kw) == len(docs) - UNSURE.get(path.name, 0)
+    for bare, kw in ((True, {}), (False, {"keep_python": True, "launch_kernels": True})):
+        assert _same(docs, bare, **kw) == len(docs) - UNSURE.get(path.name, 0)
 
 
 def test_read_trace_takes_the_bytes_path_and_reads_the_same():
@@ -93,7 +95,7 @@ def test_read_trace_takes_the_bytes_path_and_reads_the_same():
 
     orig = Collector.add_doc
     try:
-        Collector.add_doc = lambda self, doc: seen.append(1)  # always declines (returns None)
+        Collector.add_doc = lambda self, doc, bare=False: seen.append(1)  # declines (returns None)
         slow = read_trace(str(path))
     finally:
         Collector.add_doc = orig
@@ -186,9 +188,9 @@ def _decodes(doc: bytes) -> bool:
 def test_odd_top_level_values_read_the_same(fields):
     plain = b'{"ph":"X","cat":"cpu_op","name":"before","pid":1,"tid":1,"ts":0,"dur":9}'
     doc = b"[" + plain + b",{" + fields + b"}," + plain + b"]"
-    for kw in ({}, {"keep_python": True, "launch_kernels": True}):
+    for bare, kw in ((True, {}), (False, {"keep_python": True, "launch_kernels": True})):
         if _decodes(doc):
-            _same([doc, doc], **kw)
+            _same([doc, doc], bare, **kw)
         else:  # what msgspec refuses add_doc declines, having done nothing
             c = Collector("t.json", **kw)
             assert c.add_doc(doc) is None
@@ -215,6 +217,8 @@ def test_add_doc_declines_what_it_is_unsure_of_and_changes_nothing(doc):
     c = Collector("t.json", launch_kernels=True)
     c.add_doc(b'[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":0,"dur":1}]')
     before = full_state(c)
+    if doc[:1] == b"[" and doc[-1:] == b"]" and not _decodes(doc):  # the bare items decline too
+        assert c.add_doc(doc[1:-1], bare=True) is None and full_state(c) == before
     got = c.add_doc(doc)
     if got is None:
         assert full_state(c) == before
@@ -227,7 +231,12 @@ def test_add_doc_declines_what_it_is_unsure_of_and_changes_nothing(doc):
 
 def test_an_empty_array_is_taken_as_no_events():
     c = Collector("t")
-    assert c.add_doc(b"[ ]") == 0 and c.n_events == 0
+    assert c.add_doc(b"[ ]") == 0 and c.add_doc(b" ", bare=True) == 0 and c.n_events == 0
+
+
+@pytest.mark.parametrize("items", [b"{}, ", b",{}", b"{},,{}", b"{}]", b"[{}]", b"{} {}"])
+def test_bare_items_are_events_and_commas_only(items):
+    assert Collector("t").add_doc(items, bare=True) is None
 
 
 @pytest.mark.parametrize(
