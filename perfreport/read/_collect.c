@@ -1540,7 +1540,11 @@ static PyObject *ev_decode(const EvSpan *x, int *refused)
 
 /* The first pass over doc [p, e): the events in *out (count in *n, a PyMem array), 1; 0 when
  * unsure (nothing kept); -1 on an error. */
-static int scan_doc(const char *p, const char *e, int bare, EvSpan **out, Py_ssize_t *n, PairBuf *pb)
+/* partial: when the scan fails after at least one whole event (a cut that fell inside an event,
+ * the array's end, bad bytes), keep the events before the one it failed in (each a complete
+ * object of the strict grammar, so its end is a true boundary); *stop: past the last kept. */
+static int scan_doc(const char *p, const char *e, int bare, int partial, EvSpan **out, Py_ssize_t *n, PairBuf *pb,
+                    const char **stop)
 {
     Py_ssize_t cap = 64, len = 0;
     EvSpan *v = PyMem_Malloc(cap * sizeof(EvSpan));
@@ -1575,7 +1579,7 @@ static int scan_doc(const char *p, const char *e, int bare, EvSpan **out, Py_ssi
                     PyErr_NoMemory();
                     r = -1;
                 }
-                goto fail;
+                goto tail;
             }
             len++;
             if (!ev_simple(x)) {
@@ -1589,20 +1593,29 @@ static int scan_doc(const char *p, const char *e, int bare, EvSpan **out, Py_ssi
             if (bare && p >= e)
                 break;
             if (p >= e)
-                goto fail;
+                goto tail;
             if (!bare && *p == ']') {
                 p++;
                 break;
             }
             if (*p != ',')
-                goto fail;
+                goto tail;
             p = ws(p + 1, e);
         }
     if (ws(p, e) != e)
         goto fail;
     *out = v;
     *n = len;
+    *stop = e;
     return 1;
+tail:
+    /* v[0 : len] are whole events; the scan failed in the next one or in what follows the last */
+    if (partial && r == 0 && len > 0) {
+        *out = v;
+        *n = len;
+        *stop = v[len - 1].e;
+        return 1;
+    }
 fail:
     while (len-- > 0)
         Py_XDECREF(v[len].ev);
@@ -1889,12 +1902,12 @@ static int one_span(Ctx *c, EvSpan *x, const PairBuf *pb, Memo *m, PyObject **la
 
 static PyObject *add_doc(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
 {
-    if (argc != 3) {
-        PyErr_SetString(PyExc_TypeError, "add_doc(collector, doc, bare)");
+    if (argc != 4) {
+        PyErr_SetString(PyExc_TypeError, "add_doc(collector, doc, bare, partial)");
         return NULL;
     }
-    int bare = PyObject_IsTrue(argv[2]);
-    if (bare < 0)
+    int bare = PyObject_IsTrue(argv[2]), partial = PyObject_IsTrue(argv[3]);
+    if (bare < 0 || partial < 0)
         return NULL;
     if (!g_ready) {
         PyErr_SetString(PyExc_RuntimeError, "_collect.setup() was not called");
@@ -1907,7 +1920,8 @@ static PyObject *add_doc(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
     Py_ssize_t len = 0;
     PyObject *res = NULL;
     PairBuf pb = {NULL, 0, 0, 0};
-    int got = scan_doc(view.buf, (const char *)view.buf + view.len, bare, &evs, &len, &pb);
+    const char *stop = NULL, *end = (const char *)view.buf + view.len;
+    int got = scan_doc(view.buf, end, bare, partial, &evs, &len, &pb, &stop);
     if (got <= 0) {
         if (got == 0)
             res = Py_NewRef(Py_None);
@@ -1927,7 +1941,8 @@ static PyObject *add_doc(PyObject *self, PyObject *const *argv, Py_ssize_t argc)
         }
         memo_free(&m);
         if (ctx_close(&x, err) == 0)
-            res = PyLong_FromSsize_t(x.n - n0);
+            res = stop == end ? PyLong_FromSsize_t(x.n - n0)
+                              : Py_BuildValue("nn", x.n - n0, (Py_ssize_t)(stop - (const char *)view.buf));
     }
     for (Py_ssize_t i = 0; i < len; i++)
         Py_XDECREF(evs[i].ev);
@@ -1949,7 +1964,7 @@ static PyMethodDef methods[] = {
     {"add", (PyCFunction)(void (*)(void))add, METH_FASTCALL,
      "add(collector, batch) -> True (done) or False (not a list of Ev: use the Python loop)"},
     {"add_doc", (PyCFunction)(void (*)(void))add_doc, METH_FASTCALL,
-     "add_doc(collector, doc, bare) -> events taken from the JSON array doc (bare: its items without the brackets), or None (unsure: nothing done)"},
+     "add_doc(collector, doc, bare, partial) -> events taken from the JSON array doc (bare: its items without the brackets), (events, bytes) when partial let it take the whole events before a failure, or None (unsure: nothing done)"},
     {NULL, NULL, 0, NULL},
 };
 

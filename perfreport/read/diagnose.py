@@ -64,8 +64,8 @@ class Diagnose:
         starts, ends = event_spans(doc, 1, len(doc))
         i = sum(1 for s in starts if s <= k) - 1
         n = self.split.n_events
-        if i < 0:
-            where = f"before traceEvents[{n}]"
+        if i < 0:  # before the batch's first event: after the last one read (the scan's wording)
+            where = f"after traceEvents[{n - 1}]" if n else "before traceEvents[0]"
         elif i < len(ends) and k >= ends[i]:
             where = f"after traceEvents[{n + i}]"
         else:

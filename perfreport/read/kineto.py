@@ -150,16 +150,18 @@ class Collector(ExactPaths):
         if _C is None or not _C.add(self, batch):
             self.add_python(batch)
 
-    def add_doc(self, doc, bare: bool = False) -> int | None:
+    def add_doc(self, doc, bare: bool = False, partial: bool = False) -> int | tuple[int, int] | None:
         """What ``add(EVENT_DECODER.decode(doc))`` does, read by the C accelerator from the
         bytes of the JSON array ``doc`` (``bare``: its items alone, ``ev, ev``, no brackets) with
         no :class:`Ev` per event: the number of events, or None, having done nothing, where it
         is unsure (bytes outside its strict grammar, an event msgspec would refuse; the caller
-        decodes the array as before, so every error is msgspec's). None always without the
-        accelerator."""
+        decodes the array as before, so every error is msgspec's). With ``partial``, where the
+        scan fails after whole events (a cut inside an event, the array's end, bad bytes), it
+        takes those and answers ``(events, stop)``: ``doc[:stop]`` ends with the last of them.
+        None always without the accelerator."""
         if _C is None:
             return None
-        return _C.add_doc(self, doc, bare)
+        return _C.add_doc(self, doc, bare, partial)
 
     def add_python(self, batch: list[Ev]) -> None:
         """:meth:`add` in Python (the reference). The usual event is handled inline here,

@@ -121,6 +121,9 @@ class _Splitter(ArrayEnvelope, Diagnose):
                     if not final:
                         return
                     break
+                if isinstance(events, int):  # direct took the whole events before this offset:
+                    self.pos = pos = events  # what it failed on, up to the cut, decoded as before
+                    continue
                 if events is _RETRY and tries < FAST_RETRIES:
                     tries += 1  # the cut was inside a nested object or a string
                     cut = _last_cut(buf, pos, cut - 1)
@@ -181,7 +184,9 @@ class _Splitter(ArrayEnvelope, Diagnose):
             self.fail(f"more than {mib(MAX_EVENT)} of blanks after byte {self.base + pos} with no event")
 
     def decode(self, pos: int, cut: int, fast: bool):
-        """Events of ``buf[pos:cut]``. With ``fast`` (the cut may be wrong): ``_RETRY`` when
+        """Events of ``buf[pos:cut]`` (a list; ``_TAKEN`` when ``direct`` took them; with ``fast``,
+        an offset into ``buf`` when it took only the whole events before it, which is then a
+        true boundary). With ``fast`` (the cut may be wrong): ``_RETRY`` when
         the error says the cut was (an earlier cut may do), ``_SLOW`` when the scan must
         decide (the array ended, or bytes to repair); a structural error before the cut is
         real whatever the cut, and is reported at once."""
@@ -191,9 +196,12 @@ class _Splitter(ArrayEnvelope, Diagnose):
             if self.direct is not None:
                 body = mv[start:cut]
                 try:
-                    n = self.direct(body)
+                    n = self.direct(body, partial=fast)
                 finally:
                     body.release()
+                if isinstance(n, tuple):  # (fast) the whole events before body[stop:] taken
+                    self.split.n_events += n[0]
+                    return start + n[1]
                 if n is not None:  # taken whole from the bytes (Collector.add_doc): nothing to yield
                     self.split.n_events += n
                     return _TAKEN
@@ -238,10 +246,12 @@ def _fast_verdict(doc: bytes, exc: Exception):
 def iter_batches(
     chunks: Iterable[bytes], decoder: msgspec.json.Decoder, source: str, split: Split, direct=None
 ) -> Iterator[list]:
-    """Yield lists of decoded events; fill ``split.meta`` at the end. ``direct(items)``, when
-    given, is offered each batch's bytes first (a memoryview of the array's items ``ev, ev``,
-    valid during the call): it returns the number of events it took, or None to have the batch
-    decoded and yielded as before (:meth:`perfreport.read.kineto.Collector.add_doc`)."""
+    """Yield lists of decoded events; fill ``split.meta`` at the end. ``direct(items, partial)``,
+    when given, is offered each batch's bytes first (a memoryview of the array's items
+    ``ev, ev``, valid during the call): it returns the number of events it took, or None to have
+    the batch decoded and yielded as before, or, when ``partial`` (a fast cut, which may have
+    fallen inside an event), ``(events, stop)``: it took the whole events of ``items[:stop]``
+    (:meth:`perfreport.read.kineto.Collector.add_doc`)."""
     return _Splitter(decoder, source, split, direct).run(chunks)
 
 

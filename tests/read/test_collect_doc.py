@@ -31,7 +31,7 @@ def _docs(path) -> list[bytes]:
     path cut wrong, which msgspec refuses and the splitter cuts again)."""
     docs: list[bytes] = []
 
-    def keep(items):
+    def keep(items, partial=False):
         doc = b"[" + bytes(items) + b"]"
         if _decodes(doc):
             docs.append(doc)
@@ -95,7 +95,7 @@ def test_read_trace_takes_the_bytes_path_and_reads_the_same():
 
     orig = Collector.add_doc
     try:
-        Collector.add_doc = lambda self, doc, bare=False: seen.append(1)  # declines (returns None)
+        Collector.add_doc = lambda self, doc, bare=False, partial=False: seen.append(1)  # declines (None)
         slow = read_trace(str(path))
     finally:
         Collector.add_doc = orig
@@ -326,3 +326,37 @@ def test_generated_events_read_the_same_from_their_bytes(events, sep, ascii_only
         assert c.add_doc(doc) is None and full_state(c) == full_state(Collector("t.json"))
         return
     _same([doc], launch_kernels=True)
+
+
+_EV1 = b'{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":0,"dur":1,"args":{"External id":3}}'
+_EV2 = b'{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1,"args":{"correlation":4}}'
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        b', {"ph":"X","args":{"a":{"b":1},',  # a cut inside an event's nested object
+        b', {"ph":"X","name":"cut in a str',  # inside a string
+        b"], \"deviceProperties\": [{}]",  # the array's end, then the document's next key
+        b", ,{}",  # bad bytes between events
+        b', {"ph":"X","pid":1.5}',  # an event msgspec refuses (not whole for the scan)
+    ],
+)
+def test_partial_takes_the_whole_events_before_a_failure(tail):
+    items = _EV1 + b", " + _EV2 + tail
+    c = Collector("t")
+    assert c.add_doc(items, bare=True) is None and full_state(c) == full_state(Collector("t"))
+    got = c.add_doc(items, bare=True, partial=True)
+    if tail.endswith(b'1.5}'):  # the scan took the event whole; msgspec refuses it: no partial
+        assert got is None and full_state(c) == full_state(Collector("t"))
+        return
+    stop = len(_EV1) + 2 + len(_EV2)
+    assert got == (2, stop) and items[:stop].endswith(b"}")
+    ref = Collector("t")
+    ref.add_python(EVENT_DECODER.decode(b"[" + items[:stop] + b"]"))
+    assert full_state(c) == full_state(ref)
+
+
+def test_partial_needs_one_whole_event_and_answers_a_count_when_all_are_whole():
+    assert Collector("t").add_doc(b'{"ph":"X","args":{', bare=True, partial=True) is None
+    assert Collector("t").add_doc(_EV1 + b"," + _EV2, bare=True, partial=True) == 2
