@@ -9,6 +9,8 @@ to the typed columns of :mod:`perfreport.read.columns` (decoded as
 on these columns and materializes :class:`~perfreport.events.Op` /
 :class:`~perfreport.events.GpuEvent` records only for what the report needs.
 
+The splitter first offers each batch's bytes to :meth:`Collector.add_doc`, which reads them in C
+with no :class:`Ev` per event (or declines, and the batch is decoded as below).
 :meth:`Collector.add` runs in C when the optional extension ``perfreport/read/_collect.c`` is
 built (``pip install -e .`` builds it where a C compiler is found; without one the install
 still succeeds); :meth:`Collector.add_python` is the same loop in Python, the reference, and what

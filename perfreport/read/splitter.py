@@ -2,7 +2,10 @@
 
 The document is never parsed whole. The top-level ``"traceEvents": [`` key is found by a
 string-aware scan of the object's first level (:mod:`perfreport.read.envelope`). Then the fast path cuts the byte stream after the last ``}`` followed
-by ``,`` and decodes the batch ``[ev, ev, ...]`` with msgspec into typed records. If that
+by ``,`` and offers the batch's bytes to ``direct`` (the C loop's
+:meth:`~perfreport.read.kineto.Collector.add_doc`, which may take them whole, take the whole
+events before where it failed, or decline), else decodes the batch ``[ev, ev, ...]`` with msgspec
+into typed records. If that
 decode fails (the cut fell inside a nested object or a string, past the array's end, or
 the bytes are bad) the resumable :class:`~perfreport.read.scan.Scan` finds the true event
 boundaries in one forward pass, and the batch up to the last one is decoded once more:
