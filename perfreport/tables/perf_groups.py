@@ -15,7 +15,8 @@ from perfreport.models.registry import model_for, model_for_op
 from perfreport.stats.order import median
 from perfreport.tables import flags as fl
 from perfreport.tables.coverage import split_graph_kernels
-from perfreport.tables.op_times import event_columns
+from perfreport.tables.kernel_codes import kinds, looked_up, name_stream_codes, uids_of
+from perfreport.tables.op_times import event_columns, shared
 from perfreport.tables.ops import KernelAcc, kernel_lists, annotation_units, category
 from perfreport.tables.timeline import is_comm
 
@@ -176,10 +177,13 @@ def group_units(tree) -> dict:
     overlapped = fl.cross_stream_overlap_us(tree.gpu) if has_gpu else {}
     cache: dict = {}
     groups: dict = {}
-    sig_ids: dict = {}
+    sig_ids: dict = {}  # kernel names of a unit -> its kernel-list code
+    sig_names: list = []  # kernel-list code -> its kernels' name codes
+    name_ids: dict = {}  # kernel name -> name code
     names = attrgetter("name")
     # (per unit and per kernel: C arrays, not Python ints, to keep the peak down)
     flat: list = []  # every unit's kernels, unit after unit
+    kname = array("i")  # and their name codes
     lens = array("i")  # kernels per unit
     cpu_times: list = []  # per unit: the op's duration (traces without GPU events)
     unit_part = array("i")  # part index of each unit
@@ -208,7 +212,12 @@ def group_units(tree) -> dict:
             grp = groups[gkey] = _Group(op, ev)
             members.append((grp, array("i")))
             grp.times = members[-1][1]  # unit indices for now; their times below
-        sig = sig_ids.setdefault(tuple(map(names, ks)), len(sig_ids))
+        kt = tuple(map(names, ks))
+        sig = sig_ids.get(kt)
+        if sig is None:
+            sig = sig_ids[kt] = len(sig_names)
+            sig_names.append(array("i", [name_ids.setdefault(n, len(name_ids)) for n in kt]))
+        kname.extend(sig_names[sig])
         pkey = (sig, len(grp.sigs) % 2)
         part = grp.parts.get(pkey)
         if part is None:
@@ -225,32 +234,37 @@ def group_units(tree) -> dict:
         flat.extend(ks)
         if not has_gpu:
             cpu_times.append(op.dur)
-    _sums(flat, lens, unit_part, parts, graph_at, members, overlapped, cpu_times if not has_gpu else None)
+    del sig_ids, sig_names
+    _sums(
+        flat,
+        (kname, list(name_ids)),
+        lens,
+        unit_part,
+        parts,
+        graph_at,
+        members,
+        overlapped,
+        cpu_times if not has_gpu else None,
+    )
     return groups
 
 
-def _sums(flat, lens, unit_part, parts, graph_at, members, overlapped, cpu_times) -> None:
-    """Fill each group's per-instance times and overlaps and each part's sums (see group_units)."""
+def _sums(flat, knames, lens, unit_part, parts, graph_at, members, overlapped, cpu_times) -> None:
+    """Fill each group's per-instance times and overlaps and each part's sums (see group_units;
+    ``knames``: (each kernel's name code, the names))."""
     nu, npart = len(lens), len(parts)
-    d, durs = event_columns(flat, {"stream_time": "excl", "dur": "dur"})  # stream time: same-stream overlap once
+    name_code = np.frombuffer(knames[0], dtype=np.int32) if len(knames[0]) else np.zeros(0, dtype=np.int32)
+    with shared(flat):  # one uid gather for the columns, the streams and the overlaps
+        d, durs = event_columns(flat, {"stream_time": "excl", "dur": "dur"})  # stream time: same-stream overlap once
+        ov_at, ov = looked_up(uids_of(flat), overlapped)
+        code, keys = name_stream_codes(flat, name_code, knames[1])
+    kind = kinds(flat, name_code, len(knames[1]), _kind)
+    del name_code, knames
     unit = np.repeat(np.arange(nu, dtype=np.int32), np.frombuffer(lens, dtype=np.int32))
     pk = np.frombuffer(unit_part, dtype=np.int32)[unit]
-    kinds: dict = {}  # (name, cat) -> kind
-    nsk: dict = {}  # (name, stream) -> code
-    kind = np.empty(len(flat), dtype=np.int8)
-    code = np.empty(len(flat), dtype=np.int32)
-    ov_at, ov = array("q"), array("d")  # the kernels that overlap another stream, and by how much
-    for i, g in enumerate(flat):
-        key = (g.name, g.cat)
-        k = kinds.get(key)
-        if k is None:
-            k = kinds[key] = _kind(g)
-        kind[i] = k
-        code[i] = nsk.setdefault((g.name, g.stream), len(nsk))
-        o = overlapped.get(g.uid)
-        if o is not None:
-            ov_at.append(i)
-            ov.append(min(o, float(d[i])))  # its stream time caps what it is charged
+    dv = d[ov_at]
+    ov = np.where(dv < ov, dv, ov)  # its stream time caps what it is charged (min(ov, d), ov on ties)
+    del dv
     host_bytes: list = [0.0] * npart  # Σ recorded bytes of a part's host copies; None: one unrecorded
     for i in np.flatnonzero(kind == _HOST).tolist():
         p, nb = pk[i], flat[i].nbytes
@@ -258,7 +272,7 @@ def _sums(flat, lens, unit_part, parts, graph_at, members, overlapped, cpu_times
     flat.clear()  # (the caller's list: nothing reads it after this)
     times = np.bincount(unit, weights=d, minlength=nu) if cpu_times is None else None
     # (in kernel order, as a dense column with zeros elsewhere would add: the same sums)
-    overl = np.bincount(unit[np.frombuffer(ov_at, dtype=np.int64)], weights=np.frombuffer(ov), minlength=nu)
+    overl = np.bincount(unit[ov_at], weights=ov, minlength=nu)
     overl = overl.astype(np.float64, copy=False)  # (bincount of no weights at all counts in int64)
     del unit, ov_at
     for grp, idx in members:
@@ -271,7 +285,7 @@ def _sums(flat, lens, unit_part, parts, graph_at, members, overlapped, cpu_times
     masks = (kind == _COMM, (kind == _COPY) | (kind == _HOST), kind == _HOST, graph_idx)
     comm, mcpy, host, graph = (np.bincount(pk[m], weights=d[m], minlength=npart).tolist() for m in masks)
     del kind, d, masks
-    acc = kernel_lists(pk, code, durs, list(nsk), npart)
+    acc = kernel_lists(pk, code, durs, keys, npart)
     for i, p in enumerate(parts):
         p.comm, p.mcpy, p.host, p.graph, p.host_bytes = comm[i], mcpy[i], host[i], graph[i], host_bytes[i]
         p.kacc.acc = acc[i]
