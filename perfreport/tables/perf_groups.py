@@ -193,13 +193,13 @@ def group_units(tree) -> dict:
     for op, name, ks, cls in collect_units(tree):
         ev = None
         if cls is not None:
-            k = (name, id(op.args), _meta_key(op))
-            got = cache.get(k)
+            args = id(op.args)
+            got = cache.get((name, args, _meta_key(op)))
             if got is None:
                 e = Eval(cls, op)
-                got = cache[k] = (e, repr(e.params))
+                got = cache[name, args, _meta_key(op)] = (e, repr(e.params))
             ev = got[0]
-            gkey = (name, id(op.args), got[1], ev.reason)
+            gkey = (name, args, got[1], ev.reason)
         else:
             gkey = (
                 name,
@@ -223,7 +223,7 @@ def group_units(tree) -> dict:
         if part is None:
             part = grp.parts[pkey] = _Part(op, len(parts))
             parts.append(part)
-        if cls is None:
+        if cls is None and op is not None:  # (an unlinked kernel has no launch call)
             for i, g in enumerate(ks):
                 if "GraphLaunch" in (g.launch_name or ""):
                     graph_at.append(len(flat) + i)
