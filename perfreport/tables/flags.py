@@ -66,7 +66,7 @@ def cross_stream_overlap_us(gpu_events) -> dict:
     not counted here: stream time already charges it once (``tree.link.stream_exclusive``).
     """
     out: dict = {}
-    for uid, s, e, sid in _per_device(gpu_events):
+    for evs, s, e, sid in _per_device(gpu_events):
         t0 = s.min()  # relative µs: absolute ts near 1e15 lose sub-µs digits
         s, e = s - t0, e - t0
         ms, me = _merged_per_stream(sid, s, e)
@@ -82,14 +82,14 @@ def cross_stream_overlap_us(gpu_events) -> dict:
             return cum[k] + np.where(in_m[k], x - pts[k], 0.0)
 
         ov = m_upto(e) - m_upto(s)
-        hit = np.flatnonzero(ov > _EPS_US)
-        out.update(zip(uid[hit].tolist(), ov[hit].tolist()))
+        for i in np.flatnonzero(ov > _EPS_US).tolist():
+            out[evs[i].uid] = float(ov[i])  # (the records' own uid objects: no new int per key)
     return out
 
 
 def _per_device(gpu_events):
-    """Per device with two or more streams, in order of first appearance: its events' (uids,
-    starts, ends, stream codes), in event order. Stream codes number the streams in order of
+    """Per device with two or more streams, in order of first appearance: (its events, their
+    starts, ends and stream codes), in event order. Stream codes number the streams in order of
     first appearance (only their order matters), from the reader's ``ds`` column where every
     event reads from it, else event by event."""
     src, uid = shared_uids(gpu_events)  # (one uid gather for the codes and the columns)
@@ -106,7 +106,7 @@ def _per_device(gpu_events):
             n = len(evs)
             s = np.fromiter((g.ts for g in evs), dtype=np.float64, count=n)
             e = s + np.fromiter((g.dur for g in evs), dtype=np.float64, count=n)
-            yield np.fromiter((g.uid for g in evs), dtype=np.int64, count=n), s, e, sid
+            yield evs, s, e, sid
         return
     dev, stream = codes[0], codes[1]
     ts, dur = (np.asarray(c, dtype=np.float64)[uid] for c in (src.ts, src.dur))
@@ -114,10 +114,11 @@ def _per_device(gpu_events):
     for d in range(len(codes[2])):
         at = None if one else np.flatnonzero(dev == d)
         sid = stream if one else stream[at]
-        if np.unique(sid).size < 2:
+        if not (sid != sid[0]).any():  # one stream (np.unique would import numpy.ma: ~1 MB)
             continue
         s = ts if one else ts[at]
-        yield (uid if one else uid[at]), s, s + (dur if one else dur[at]), sid.astype(np.int64)
+        evs = gpu_events if one else list(map(gpu_events.__getitem__, at.tolist()))
+        yield evs, s, s + (dur if one else dur[at]), sid.astype(np.int64)
 
 
 def _merged_per_stream(sid, s, e):

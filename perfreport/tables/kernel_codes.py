@@ -38,6 +38,15 @@ def dense_codes(key: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     return inv.reshape(-1).astype(np.int32), distinct
 
 
+def _pair_key(a: np.ndarray, b: np.ndarray, nb: int) -> np.ndarray:
+    """``a * nb + b`` (codes ``b`` < ``nb``), in int32 where it fits (one 4-byte array, no int64 temporaries)."""
+    big = (int(a.max()) + 1 if a.size else 1) * nb >= 1 << 31
+    key = a.astype(np.int64 if big else np.int32)
+    key *= nb
+    key += b
+    return key
+
+
 def uids_of(events) -> np.ndarray:
     """The events' uids, from :func:`~perfreport.tables.op_times.shared_uids` when it holds them."""
     uid = shared_uids(events)[1]
@@ -59,12 +68,10 @@ def stream_value_codes(events) -> tuple[np.ndarray, list]:
 def kinds(events, name_code: np.ndarray, n_names: int, kind_of) -> np.ndarray:
     """int8 ``kind_of(event)`` of each of ``events``, called once per distinct (name, category)
     (``name_code``: each event's code among ``n_names`` names): ``kind_of`` reads only those two."""
-    cats: dict = {}
-    cat_code = np.fromiter(
-        (cats.setdefault(c, len(cats)) for c in map(_cat, events)), dtype=np.int32, count=len(events)
-    )
+    cats = {c: i for i, c in enumerate(dict.fromkeys(map(_cat, events)))}
+    cat_code = np.fromiter(map(cats.__getitem__, map(_cat, events)), dtype=np.int32, count=len(events))
     nc = max(len(cats), 1)
-    code, distinct = dense_codes(name_code.astype(np.int64) * nc + cat_code, max(n_names, 1) * nc)
+    code, distinct = dense_codes(_pair_key(name_code, cat_code, nc), max(n_names, 1) * nc)
     del cat_code
     first = np.full(distinct.size, -1, dtype=np.int64)
     first[code] = np.arange(code.size)  # an event of each pair (any one would do)
@@ -77,7 +84,7 @@ def name_stream_codes(events, name_code: np.ndarray, names: list) -> tuple[np.nd
     ``name_code``: each event's index into ``names``."""
     st_code, streams = stream_value_codes(events)
     ns = max(len(streams), 1)
-    code, distinct = dense_codes(name_code.astype(np.int64) * ns + st_code, max(len(names), 1) * ns)
+    code, distinct = dense_codes(_pair_key(name_code, st_code, ns), max(len(names), 1) * ns)
     del st_code
     ni, si = np.divmod(distinct, ns)
     return code, list(zip(map(names.__getitem__, ni.tolist()), map(streams.__getitem__, si.tolist())))
