@@ -13,9 +13,10 @@ EXTRAS := bench,test,ray,pandas
 
 install: $(BASE)
 
-# setup.py builds the read stage's optional C accelerator (perfreport/read/_collect.c) in place;
-# without a C compiler the install still succeeds and the reader runs its Python loop
-$(BASE): pyproject.toml setup.py perfreport/read/_collect.c
+# setup.py builds the optional C accelerators (perfreport/read/_collect.c, perfreport/tree/_nest.c)
+# in place; without a C compiler the install still succeeds and the reader and the tree build run
+# their Python loops
+$(BASE): pyproject.toml setup.py perfreport/read/_collect.c perfreport/tree/_nest.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -e .
 	touch $(BASE)

@@ -31,6 +31,8 @@ import numpy as np
 
 from perfreport.events import MEMCPY
 from perfreport.stats.order import median
+from perfreport.tables.gpu_arrays import stream_codes
+from perfreport.tables.op_times import shared_uids
 
 ABOVE, BIMODAL, ASSUMPTION, HOST_LINK = "above roofline", "bimodal", "assumption", "host link"
 TAGS = (ABOVE, BIMODAL, ASSUMPTION, HOST_LINK)
@@ -63,20 +65,10 @@ def cross_stream_overlap_us(gpu_events) -> dict:
     cumulative length of M at the event's start and end (binary search). Same-stream overlap is
     not counted here: stream time already charges it once (``tree.link.stream_exclusive``).
     """
-    by_dev: dict = {}
-    for g in gpu_events:
-        by_dev.setdefault(g.device, []).append(g)
     out: dict = {}
-    for evs in by_dev.values():
-        if len({g.stream for g in evs}) < 2:
-            continue
-        n = len(evs)
-        s = np.fromiter((g.ts for g in evs), dtype=np.float64, count=n)
-        e = s + np.fromiter((g.dur for g in evs), dtype=np.float64, count=n)
+    for evs, s, e, sid in _per_device(gpu_events):
         t0 = s.min()  # relative µs: absolute ts near 1e15 lose sub-µs digits
         s, e = s - t0, e - t0
-        code: dict = {}
-        sid = np.fromiter((code.setdefault(g.stream, len(code)) for g in evs), dtype=np.int64, count=n)
         ms, me = _merged_per_stream(sid, s, e)
         pts = np.concatenate((ms, me))
         delta = np.concatenate((np.ones(ms.size, np.int64), -np.ones(me.size, np.int64)))
@@ -91,8 +83,42 @@ def cross_stream_overlap_us(gpu_events) -> dict:
 
         ov = m_upto(e) - m_upto(s)
         for i in np.flatnonzero(ov > _EPS_US).tolist():
-            out[evs[i].uid] = float(ov[i])
+            out[evs[i].uid] = float(ov[i])  # (the records' own uid objects: no new int per key)
     return out
+
+
+def _per_device(gpu_events):
+    """Per device with two or more streams, in order of first appearance: (its events, their
+    starts, ends and stream codes), in event order. Stream codes number the streams in order of
+    first appearance (only their order matters), from the reader's ``ds`` column where every
+    event reads from it, else event by event."""
+    src, uid = shared_uids(gpu_events)  # (one uid gather for the codes and the columns)
+    codes = stream_codes(gpu_events, (src, uid)) if uid is not None else None
+    if codes is None:
+        by_dev: dict = {}
+        for g in gpu_events:
+            by_dev.setdefault(g.device, []).append(g)
+        for evs in by_dev.values():
+            code: dict = {}
+            sid = np.fromiter((code.setdefault(g.stream, len(code)) for g in evs), dtype=np.int64, count=len(evs))
+            if len(code) < 2:
+                continue
+            n = len(evs)
+            s = np.fromiter((g.ts for g in evs), dtype=np.float64, count=n)
+            e = s + np.fromiter((g.dur for g in evs), dtype=np.float64, count=n)
+            yield evs, s, e, sid
+        return
+    dev, stream = codes[0], codes[1]
+    ts, dur = (np.asarray(c, dtype=np.float64)[uid] for c in (src.ts, src.dur))
+    one = len(codes[2]) == 1
+    for d in range(len(codes[2])):
+        at = None if one else np.flatnonzero(dev == d)
+        sid = stream if one else stream[at]
+        if not (sid != sid[0]).any():  # one stream (np.unique would import numpy.ma: ~1 MB)
+            continue
+        s = ts if one else ts[at]
+        evs = gpu_events if one else list(map(gpu_events.__getitem__, at.tolist()))
+        yield evs, s, s + (dur if one else dur[at]), sid.astype(np.int64)
 
 
 def _merged_per_stream(sid, s, e):

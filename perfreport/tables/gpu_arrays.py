@@ -57,12 +57,13 @@ def _launch_columns(gpu):
     return np.asarray(src.lts)[uid], np.asarray(src.ldur)[uid], ts, te
 
 
-def stream_codes(events):
+def stream_codes(events, uids=None):
     """``(dev, stream, devices, streams)`` of ``events`` from the reader's ``ds`` column:
     int32 codes into ``devices`` and ``streams`` [(device, stream)], each numbered in order of
     first appearance (as a dict filled event by event numbers them); None when the events do
-    not all read from one column set (then read them one by one)."""
-    src, uid = shared_uids(events)
+    not all read from one column set (then read them one by one). ``uids``: the events'
+    :func:`~perfreport.tables.op_times.shared_uids`, when the caller has them."""
+    src, uid = shared_uids(events) if uids is None else uids
     if uid is None or getattr(src, "ds", None) is None:
         return None
     ds = np.asarray(src.ds)[uid]

@@ -11,12 +11,14 @@ from __future__ import annotations
 from array import array
 from contextlib import contextmanager
 from itertools import repeat
+from operator import attrgetter, is_
 
 import numpy as np
 
 from perfreport.events import DRIVER, RUNTIME
 
 LAUNCH = (RUNTIME, DRIVER)
+_src_of, _uid_of = attrgetter("_src"), attrgetter("uid")
 
 
 def kernel_time(kernels) -> float:
@@ -48,8 +50,8 @@ def _uids(events):
     :class:`~perfreport.events.Columns`, else ``(None, None)``."""
     n = len(events)
     src = events[0]._src if n else None
-    if n and src.__class__ is not tuple and all(g._src is src for g in events):
-        return src, np.fromiter((g.uid for g in events), dtype=np.intp, count=n)
+    if n and src.__class__ is not tuple and all(map(is_, map(_src_of, events), repeat(src))):  # (C loops)
+        return src, np.fromiter(map(_uid_of, events), dtype=np.intp, count=n)
     return None, None
 
 

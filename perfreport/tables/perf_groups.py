@@ -15,7 +15,8 @@ from perfreport.models.registry import model_for, model_for_op
 from perfreport.stats.order import median
 from perfreport.tables import flags as fl
 from perfreport.tables.coverage import split_graph_kernels
-from perfreport.tables.op_times import event_columns
+from perfreport.tables.kernel_codes import dense_codes, kinds, looked_up, name_stream_codes, uids_of
+from perfreport.tables.op_times import event_columns, shared
 from perfreport.tables.ops import KernelAcc, kernel_lists, annotation_units, category
 from perfreport.tables.timeline import is_comm
 
@@ -95,7 +96,7 @@ def link_bytes(parts, n: int, model_bytes: float) -> tuple[float, str]:
 
 
 class _Group:
-    __slots__ = ("op0", "ev", "times", "overlaps", "sigs", "parts")
+    __slots__ = ("op0", "ev", "times", "overlaps", "sigs", "parts", "ix")
 
     def __init__(self, op0, ev):
         self.op0, self.ev = op0, ev
@@ -176,26 +177,29 @@ def group_units(tree) -> dict:
     overlapped = fl.cross_stream_overlap_us(tree.gpu) if has_gpu else {}
     cache: dict = {}
     groups: dict = {}
-    sig_ids: dict = {}
+    sig_ids: dict = {}  # kernel names of a unit -> its kernel-list code
+    sig_names: list = []  # kernel-list code -> its kernels' name codes
+    name_ids: dict = {}  # kernel name -> name code
     names = attrgetter("name")
     # (per unit and per kernel: C arrays, not Python ints, to keep the peak down)
     flat: list = []  # every unit's kernels, unit after unit
+    kname = array("i")  # and their name codes
     lens = array("i")  # kernels per unit
     cpu_times: list = []  # per unit: the op's duration (traces without GPU events)
-    unit_part = array("i")  # part index of each unit
-    parts: list = []  # part index -> _Part
+    gids = array("i")  # group code of each unit (its group's position in groups)
+    sigs = array("i")  # kernel-list code of each unit
+    unit_ops: list = []  # each unit's op (a part's op0 is its first unit's)
     graph_at: list = []  # positions in flat of graph-launched kernels of unmodelled units
-    members: list = []  # (group, its unit indices)
     for op, name, ks, cls in collect_units(tree):
         ev = None
         if cls is not None:
-            k = (name, id(op.args), _meta_key(op))
-            got = cache.get(k)
+            args = id(op.args)
+            got = cache.get((name, args, _meta_key(op)))
             if got is None:
                 e = Eval(cls, op)
-                got = cache[k] = (e, repr(e.params))
+                got = cache[name, args, _meta_key(op)] = (e, repr(e.params))
             ev = got[0]
-            gkey = (name, id(op.args), got[1], ev.reason)
+            gkey = (name, args, got[1], ev.reason)
         else:
             gkey = (
                 name,
@@ -206,51 +210,116 @@ def group_units(tree) -> dict:
         grp = groups.get(gkey)
         if grp is None:
             grp = groups[gkey] = _Group(op, ev)
-            members.append((grp, array("i")))
-            grp.times = members[-1][1]  # unit indices for now; their times below
-        sig = sig_ids.setdefault(tuple(map(names, ks)), len(sig_ids))
-        pkey = (sig, len(grp.sigs) % 2)
-        part = grp.parts.get(pkey)
-        if part is None:
-            part = grp.parts[pkey] = _Part(op, len(parts))
-            parts.append(part)
-        if cls is None:
+            grp.ix = len(groups) - 1
+        kt = tuple(map(names, ks))
+        sig = sig_ids.get(kt)
+        if sig is None:
+            sig = sig_ids[kt] = len(sig_names)
+            sig_names.append(array("i", [name_ids.setdefault(n, len(name_ids)) for n in kt]))
+        kname.extend(sig_names[sig])
+        if cls is None and op is not None:  # (an unlinked kernel has no launch call)
             for i, g in enumerate(ks):
                 if "GraphLaunch" in (g.launch_name or ""):
                     graph_at.append(len(flat) + i)
-        grp.times.append(len(lens))
-        grp.sigs.append(sig)
-        unit_part.append(part.ix)
+        gids.append(grp.ix)
+        sigs.append(sig)
+        unit_ops.append(op)
         lens.append(len(ks))
         flat.extend(ks)
         if not has_gpu:
             cpu_times.append(op.dur)
-    _sums(flat, lens, unit_part, parts, graph_at, members, overlapped, cpu_times if not has_gpu else None)
+    del sig_ids, sig_names
+    unit_part, parts, members = _parts(list(groups.values()), gids, sigs, unit_ops)
+    del gids, sigs, unit_ops
+    knames = [np.frombuffer(kname, dtype=np.int32) if len(kname) else np.zeros(0, dtype=np.int32), list(name_ids)]
+    del kname
+    _sums(
+        flat,
+        knames,
+        lens,
+        unit_part,
+        parts,
+        graph_at,
+        members,
+        overlapped,
+        cpu_times if not has_gpu else None,
+    )
     return groups
 
 
-def _sums(flat, lens, unit_part, parts, graph_at, members, overlapped, cpu_times) -> None:
-    """Fill each group's per-instance times and overlaps and each part's sums (see group_units)."""
+def part_codes(gid: np.ndarray, sig: np.ndarray) -> tuple:
+    """(part code of each unit, each part's first unit and parity, the units in group order): for each
+    unit's group code ``gid`` and kernel-list code ``sig``. A part is the units of one group
+    with one kernel list and one layer parity (the parity of the unit's index among its
+    group's units); parts are numbered in order of first appearance, as a dict filled unit by
+    unit numbers them. "Group order": by group code, in unit order within a group."""
+    n = gid.size
+    by_group = np.argsort(gid, kind="stable").astype(np.int32)
+    g = gid[by_group]
+    start = np.flatnonzero(np.concatenate(([True], g[1:] != g[:-1]))) if n else np.zeros(0, dtype=np.intp)
+    del g
+    pos = np.arange(n, dtype=np.int32)  # (int32 and int8 arrays: this runs beside the units' kernels)
+    pos -= np.repeat(start, np.diff(np.append(start, n))).astype(np.int32)  # index within its group
+    parity = np.empty(n, dtype=np.int8)
+    parity[by_group] = pos & 1
+    del pos
+    nsig = int(sig.max()) + 1 if n else 1
+    m = (int(gid.max()) + 1 if n else 1) * 2 * nsig
+    key = gid.astype(np.int64 if m >= 1 << 31 else np.int32)
+    key *= 2
+    key += parity
+    key *= nsig
+    key += sig
+    code, distinct = dense_codes(key, m)  # (ascending keys)
+    del key
+    first = np.full(distinct.size, n, dtype=np.int64)
+    np.minimum.at(first, code, np.arange(n, dtype=np.int64))
+    order = np.argsort(first, kind="stable")  # renumbered in order of first appearance
+    rank = np.empty(distinct.size, dtype=np.int32)
+    rank[order] = np.arange(distinct.size, dtype=np.int32)
+    first = first[order]
+    return rank[code], first, parity[first], by_group
+
+
+def _parts(grps: list, gids: array, sigs: array, unit_ops: list):
+    """(each unit's part code, the parts, [(group, its unit indices)]), each group's ``sigs``
+    and ``parts`` set (see :func:`part_codes`)."""
+    gid = np.frombuffer(gids, dtype=np.int32) if len(gids) else np.zeros(0, dtype=np.int32)
+    sig = np.frombuffer(sigs, dtype=np.int32) if len(sigs) else np.zeros(0, dtype=np.int32)
+    code, first, parity, by_group = part_codes(gid, sig)
+    parts: list = []
+    for ix, (u, par) in enumerate(zip(first.tolist(), parity.tolist())):
+        p = _Part(unit_ops[u], ix)
+        grps[gid[u]].parts[(int(sig[u]), par)] = p
+        parts.append(p)
+    unit_ops.clear()  # (the caller's list: nothing reads it after this)
+    members = []
+    bounds = np.searchsorted(gid[by_group], np.arange(len(grps) + 1))
+    for grp, a, b in zip(grps, bounds[:-1].tolist(), bounds[1:].tolist()):
+        idx = by_group[a:b].astype(np.int32)
+        grp.sigs = array("i", sig[idx].tobytes())
+        members.append((grp, array("i", idx.tobytes())))
+        grp.times = members[-1][1]  # unit indices for now; their times in _sums
+    return code, parts, members
+
+
+def _sums(flat, knames, lens, unit_part, parts, graph_at, members, overlapped, cpu_times) -> None:
+    """Fill each group's per-instance times and overlaps and each part's sums (see group_units;
+    ``knames``: [each kernel's name code, the names], emptied here)."""
     nu, npart = len(lens), len(parts)
-    d, durs = event_columns(flat, {"stream_time": "excl", "dur": "dur"})  # stream time: same-stream overlap once
+    names = knames.pop()
+    name_code = knames.pop()  # (the caller's list: the codes are freed below)
+    kind = kinds(flat, name_code, len(names), _kind)
+    with shared(flat):  # one uid gather for the streams, the overlaps and the columns
+        code, keys = name_stream_codes(flat, name_code, names)
+        del name_code
+        ov_at, ov = looked_up(uids_of(flat), overlapped)
+        d, durs = event_columns(flat, {"stream_time": "excl", "dur": "dur"})  # stream time: same-stream overlap once
     unit = np.repeat(np.arange(nu, dtype=np.int32), np.frombuffer(lens, dtype=np.int32))
-    pk = np.frombuffer(unit_part, dtype=np.int32)[unit]
-    kinds: dict = {}  # (name, cat) -> kind
-    nsk: dict = {}  # (name, stream) -> code
-    kind = np.empty(len(flat), dtype=np.int8)
-    code = np.empty(len(flat), dtype=np.int32)
-    ov_at, ov = array("q"), array("d")  # the kernels that overlap another stream, and by how much
-    for i, g in enumerate(flat):
-        key = (g.name, g.cat)
-        k = kinds.get(key)
-        if k is None:
-            k = kinds[key] = _kind(g)
-        kind[i] = k
-        code[i] = nsk.setdefault((g.name, g.stream), len(nsk))
-        o = overlapped.get(g.uid)
-        if o is not None:
-            ov_at.append(i)
-            ov.append(min(o, float(d[i])))  # its stream time caps what it is charged
+    pk = unit_part[unit]
+    dv = d[ov_at]
+    ov = np.where(dv < ov, dv, ov)  # its stream time caps what it is charged (min(ov, d), ov on ties)
+    del dv
     host_bytes: list = [0.0] * npart  # Σ recorded bytes of a part's host copies; None: one unrecorded
     for i in np.flatnonzero(kind == _HOST).tolist():
         p, nb = pk[i], flat[i].nbytes
@@ -258,7 +327,7 @@ def _sums(flat, lens, unit_part, parts, graph_at, members, overlapped, cpu_times
     flat.clear()  # (the caller's list: nothing reads it after this)
     times = np.bincount(unit, weights=d, minlength=nu) if cpu_times is None else None
     # (in kernel order, as a dense column with zeros elsewhere would add: the same sums)
-    overl = np.bincount(unit[np.frombuffer(ov_at, dtype=np.int64)], weights=np.frombuffer(ov), minlength=nu)
+    overl = np.bincount(unit[ov_at], weights=ov, minlength=nu)
     overl = overl.astype(np.float64, copy=False)  # (bincount of no weights at all counts in int64)
     del unit, ov_at
     for grp, idx in members:
@@ -271,7 +340,7 @@ def _sums(flat, lens, unit_part, parts, graph_at, members, overlapped, cpu_times
     masks = (kind == _COMM, (kind == _COPY) | (kind == _HOST), kind == _HOST, graph_idx)
     comm, mcpy, host, graph = (np.bincount(pk[m], weights=d[m], minlength=npart).tolist() for m in masks)
     del kind, d, masks
-    acc = kernel_lists(pk, code, durs, list(nsk), npart)
+    acc = kernel_lists(pk, code, durs, keys, npart)
     for i, p in enumerate(parts):
         p.comm, p.mcpy, p.host, p.graph, p.host_bytes = comm[i], mcpy[i], host[i], graph[i], host_bytes[i]
         p.kacc.acc = acc[i]

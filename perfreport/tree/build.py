@@ -52,8 +52,8 @@ from perfreport.read.kineto import Collector
 from perfreport.read.schema import C_CPU_OP, C_DRIVER, C_RUNTIME, C_USER_ANNOTATION, CATS
 from perfreport.stats.order import sorted_unique
 from perfreport.tree.dedup import drop_duplicates, duplicates_warning
+from perfreport.tree.nest import nest_by_thread
 from perfreport.tree.link import (
-    CHUNK,
     chain_owner,
     foldable,
     graph_rows,
@@ -125,7 +125,7 @@ def _build(raw: RawTrace) -> TraceTree:
     launch = (cat == C_RUNTIME) | (cat == C_DRIVER)
     graph = graph_rows(col, launch, name)
 
-    order, parent = _nest(col, ts, dur, cat)
+    order, parent = nest_by_thread(_np(col.c.thr, np.int32), ts, dur, cat)
     same, parent, rep = merge_same_name(cat, name, parent)
     lrow = link_rows(col, ts, cat, launch, parent, graph)
     if rep is not None:  # External id links to a merged op: its call
@@ -213,48 +213,6 @@ def _build(raw: RawTrace) -> TraceTree:
     if dup:
         tree.warnings.append(dup)
     return tree
-
-
-def _nest(col: Collector, ts, dur, cat):
-    """(nesting order, parent row per row or -1), both int32.
-
-    Per (pid, tid), by ts with the longer event first at equal ts; an event's parent is
-    the innermost open event that ends after it starts. Zero-length runtime calls never
-    become parents. The loop reads its inputs in chunks of the order (no gathered copy of
-    the trace's length).
-    """
-    n = ts.size
-    thr = _np(col.c.thr, np.int32)
-    order = np.lexsort((-dur, ts, thr)).astype(np.int32)
-    parent = np.full(n, -1, dtype=np.int32)
-    par = memoryview(parent)
-    stack_rows: list[int] = []
-    stack_ends: list[float] = []
-    cur = -1
-    pop_r, pop_e = stack_rows.pop, stack_ends.pop
-    for a in range(0, n, CHUNK):
-        o = order[a : a + CHUNK]
-        t_o = ts[o]
-        e_o = dur[o]
-        e_o += t_o
-        c_o = cat[o]
-        push = ((dur[o] > 0) | ((c_o != C_RUNTIME) & (c_o != C_DRIVER))).view(np.uint8)
-        for r, t, e, th, ok in zip(
-            memoryview(o), memoryview(t_o), memoryview(e_o), memoryview(thr[o]), memoryview(push)
-        ):
-            if th != cur:
-                stack_rows.clear()
-                stack_ends.clear()
-                cur = th
-            while stack_ends and stack_ends[-1] <= t:
-                pop_r()
-                pop_e()
-            if stack_rows:
-                par[r] = stack_rows[-1]
-            if ok:
-                stack_rows.append(r)
-                stack_ends.append(e)
-    return order, parent
 
 
 def _arr(typecode: str, a: np.ndarray) -> array:

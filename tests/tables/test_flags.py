@@ -72,6 +72,27 @@ def test_cross_stream_overlap_is_the_union_of_the_other_streams():
     assert fl.cross_stream_overlap_us(far) == pytest.approx({1: 40.0, 2: 10.0, 3: 10.0, 4: 30.0}, abs=0.5)
 
 
+def _columns_tree(tmp_path, devices):
+    from perfreport.pipeline import load_tree
+    from tests.kit import X, write_trace
+
+    ev = []
+    spans = [(0, 10, 7), (5, 10, 7), (8, 12, 8), (20, 5, 8), (25, 5, 9), (3, 30, 9), (40, 2, 7)]
+    for d in range(devices):
+        for i, (t, du, st) in enumerate(spans):
+            ev.append(X("kernel", f"k{i}", 1000 * d + t, du, pid=d, tid=st, device=d, stream=st, correlation=0))
+    return load_tree(write_trace(tmp_path, ev))
+
+
+@pytest.mark.parametrize("devices", [1, 3])
+def test_cross_stream_overlap_from_the_columns_is_the_one_by_one_figure(tmp_path, devices):
+    gpu = _columns_tree(tmp_path, devices).gpu
+    records = [GpuEvent(g.uid, g.name, g.cat, g.device, g.stream, g.ts, g.dur, None) for g in gpu]
+    got = fl.cross_stream_overlap_us(gpu)
+    assert got and got == fl.cross_stream_overlap_us(records)
+    assert list(got) == list(fl.cross_stream_overlap_us(records))  # the same order too
+
+
 def test_overlap_rule():
     # 130% of roofline: measured 100 µs, roofline 130 µs, excess 30 µs: 30 µs of overlap covers it
     assert fl.overlap_explains(overlap_us=30.0, excess_us=30.0)

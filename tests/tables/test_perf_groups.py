@@ -109,3 +109,35 @@ def test_a_bimodal_group_is_split_by_layer_parity_or_kernels(tmp_path):
     parts = split_group(grp)
     assert [p[0] for p in parts] == [[10.0, 10.0], [100.0, 100.0]]
     assert "split by kernels: this part is kernels gemm_small" in parts[0][3]
+
+
+def _part_loop(gid, sig):
+    """The unit-by-unit numbering part_codes replaces: a part per (group, kernel list, parity of
+    the unit's index among its group's units), numbered as first seen."""
+    seen: dict = {}
+    count: dict = {}
+    codes, first, parity = [], [], []
+    for u, (g, s) in enumerate(zip(gid, sig)):
+        par = count.get(g, 0) % 2
+        count[g] = count.get(g, 0) + 1
+        c = seen.get((g, s, par))
+        if c is None:
+            c = seen[(g, s, par)] = len(seen)
+            first.append(u)
+            parity.append(par)
+        codes.append(c)
+    return codes, first, parity
+
+
+def test_part_codes_number_as_the_unit_loop():
+    import numpy as np
+
+    from perfreport.tables.perf_groups import part_codes
+
+    rng = np.random.default_rng(7)
+    cases = [([], []), ([0], [3]), ([0, 0, 1, 0, 1, 1, 2, 0], [0, 0, 1, 1, 1, 0, 2, 0])]
+    cases += [(rng.integers(0, 5, 60).tolist(), rng.integers(0, 3, 60).tolist()) for _ in range(20)]
+    for gid, sig in cases:
+        code, first, parity, by_group = part_codes(np.array(gid, dtype=np.int32), np.array(sig, dtype=np.int32))
+        assert (code.tolist(), first.tolist(), parity.tolist()) == _part_loop(gid, sig)
+        assert by_group.tolist() == sorted(range(len(gid)), key=lambda u: gid[u])  # stable: unit order in a group

@@ -1,0 +1,107 @@
+"""Codes over a list of GPU events, found per distinct value, not event by event: what the perf
+sheets' sums (:func:`perfreport.tables.perf_groups.group_units`) and the cross-stream overlap
+(:func:`perfreport.tables.flags.cross_stream_overlap_us`) group the events by.
+
+Codes are small ints (int32, a few bytes an event: these arrays are alive at the perf sheets'
+peak). The events' streams come from the reader's ``ds`` column where they all read from it
+(one lookup per (device, stream) of the trace), else one by one."""
+
+from __future__ import annotations
+
+from operator import attrgetter
+
+import numpy as np
+
+from perfreport.tables.op_times import shared_uids
+
+_cat, _uid = attrgetter("cat"), attrgetter("uid")
+
+
+def first_codes(values) -> tuple[np.ndarray, list]:
+    """(int32 code of each of ``values`` (a list), the distinct values in order of first
+    appearance: the numbering ``d.setdefault(value, len(d))`` value by value gives)."""
+    lut = {v: i for i, v in enumerate(dict.fromkeys(values))}
+    return np.fromiter(map(lut.__getitem__, values), dtype=np.int32, count=len(values)), list(lut)
+
+
+def dense_codes(key: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """(int32 code of each of ``key`` (ints in [0, m)), the distinct keys, ascending, one per code)."""
+    if m <= 4 * key.size + 4096:  # a table as long as the keys' range: no sort
+        present = np.zeros(m, dtype=bool)
+        present[key] = True
+        distinct = np.flatnonzero(present)
+        lut = np.cumsum(present, dtype=np.int32)
+        del present
+        lut -= 1
+        return lut[key], distinct
+    distinct, inv = np.unique(key, return_inverse=True)
+    return inv.reshape(-1).astype(np.int32), distinct
+
+
+def _pair_key(a: np.ndarray, b: np.ndarray, nb: int) -> np.ndarray:
+    """``a * nb + b`` (codes ``b`` < ``nb``), in int32 where it fits (one 4-byte array, no int64 temporaries)."""
+    big = (int(a.max()) + 1 if a.size else 1) * nb >= 1 << 31
+    key = a.astype(np.int64 if big else np.int32)
+    key *= nb
+    key += b
+    return key
+
+
+def uids_of(events) -> np.ndarray:
+    """The events' uids, from :func:`~perfreport.tables.op_times.shared_uids` when it holds them."""
+    uid = shared_uids(events)[1]
+    return uid if uid is not None else np.fromiter(map(_uid, events), dtype=np.int64, count=len(events))
+
+
+def stream_value_codes(events) -> tuple[np.ndarray, list]:
+    """(int32 code of each event's :attr:`~perfreport.events.GpuEvent.stream` into the list of
+    streams returned): streams of different devices with one number share a code."""
+    src, uid = shared_uids(events)
+    if uid is None or getattr(src, "ds", None) is None:
+        return first_codes([g.stream for g in events])
+    values = list(dict.fromkeys(s for _, s in src.devstreams))
+    at = {s: i for i, s in enumerate(values)}
+    lut = np.array([at[s] for _, s in src.devstreams] or [0], dtype=np.int32)
+    return lut[np.asarray(src.ds)[uid]], values
+
+
+def kinds(events, name_code: np.ndarray, n_names: int, kind_of) -> np.ndarray:
+    """int8 ``kind_of(event)`` of each of ``events``, called once per distinct (name, category)
+    (``name_code``: each event's code among ``n_names`` names): ``kind_of`` reads only those two."""
+    cats = {c: i for i, c in enumerate(dict.fromkeys(map(_cat, events)))}
+    cat_code = np.fromiter(map(cats.__getitem__, map(_cat, events)), dtype=np.int32, count=len(events))
+    nc = max(len(cats), 1)
+    code, distinct = dense_codes(_pair_key(name_code, cat_code, nc), max(n_names, 1) * nc)
+    del cat_code
+    first = np.full(distinct.size, -1, dtype=np.int64)
+    first[code] = np.arange(code.size)  # an event of each pair (any one would do)
+    lut = np.array([kind_of(events[i]) for i in first.tolist()], dtype=np.int8)
+    return lut[code]
+
+
+def name_stream_codes(events, name_code: np.ndarray, names: list) -> tuple[np.ndarray, list]:
+    """(int32 code of each event's (name, stream), the (name, stream) of each code), for
+    ``name_code``: each event's index into ``names``."""
+    st_code, streams = stream_value_codes(events)
+    ns = max(len(streams), 1)
+    code, distinct = dense_codes(_pair_key(name_code, st_code, ns), max(len(names), 1) * ns)
+    del st_code
+    ni, si = np.divmod(distinct, ns)
+    return code, list(zip(map(names.__getitem__, ni.tolist()), map(streams.__getitem__, si.tolist())))
+
+
+def looked_up(uid: np.ndarray, table: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(positions i, ascending, where ``uid[i]`` is a key of ``table`` {uid: float}; their values)."""
+    if not table or not uid.size:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64)
+    keys = np.fromiter(table.keys(), dtype=np.int64, count=len(table))
+    vals = np.fromiter(table.values(), dtype=np.float64, count=len(table))
+    o = np.argsort(keys, kind="stable")
+    keys, vals = keys[o], vals[o]
+    pos = np.searchsorted(keys, uid)
+    np.minimum(pos, keys.size - 1, out=pos)
+    at = np.flatnonzero(keys[pos] == uid)
+    return at, vals[pos[at]]
+
+
+__all__ = ["dense_codes", "first_codes", "kinds", "looked_up", "name_stream_codes", "stream_value_codes", "uids_of"]

@@ -1,0 +1,76 @@
+"""tables/kernel_codes.py: codes found per distinct value read the same as the loop event by
+event that they replace (kinds, (name, stream) keys, overlap lookups), on the tree's columns and
+on records holding their own values."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfreport.events import GpuEvent
+from perfreport.pipeline import load_tree
+from perfreport.tables.kernel_codes import dense_codes, first_codes, kinds, looked_up, name_stream_codes
+from perfreport.tables.op_times import shared
+from perfreport.tables.perf_groups import _kind
+from tests.kit import X, write_trace
+
+
+def _tree(tmp_path):
+    ev = [
+        X("cpu_op", "aten::mm", 0, 500),
+        X("cuda_runtime", "cudaLaunchKernel", 10, 4, correlation=1),
+        X("cuda_runtime", "cudaMemcpyAsync", 20, 4, correlation=2),
+        X("cuda_runtime", "cudaLaunchKernel", 30, 4, correlation=3),
+        X("cuda_runtime", "cudaLaunchKernel", 40, 4, correlation=4),
+        X("kernel", "gemm", 100, 20, pid=0, tid=7, device=0, stream=7, correlation=1),
+        X("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 130, 5, pid=0, tid=7, device=0, stream=7, correlation=2),
+        X("kernel", "ncclDevKernel_AllReduce", 140, 9, pid=1, tid=9, device=1, stream=7, correlation=3),
+        X("kernel", "gemm", 160, 3, pid=0, tid=8, device=0, stream=8, correlation=4),
+        X("kernel", "gemm", 170, 1, pid=0, tid=7, device=0, stream=7, correlation=99),
+    ]
+    return load_tree(write_trace(tmp_path, ev))
+
+
+def _records(events):
+    """The events as records holding their own values (the one-by-one path)."""
+    return [GpuEvent(g.uid, g.name, g.cat, g.device, g.stream, g.ts, g.dur, g.correlation) for g in events]
+
+
+def _loop(events):
+    """The per-event loop the codes replace: kind by (name, cat), code by (name, stream)."""
+    nsk: dict = {}
+    code = [nsk.setdefault((g.name, g.stream), len(nsk)) for g in events]
+    return [_kind(g) for g in events], [list(nsk)[c] for c in code]
+
+
+def test_codes_read_as_the_event_loop(tmp_path):
+    gpu = _tree(tmp_path).gpu
+    for events in (gpu, _records(gpu), gpu[::-1]):
+        name_code, names = first_codes([g.name for g in events])
+        with shared(events):
+            code, keys = name_stream_codes(events, name_code, names)
+        kind = kinds(events, name_code, len(names), _kind)
+        want_kind, want_keys = _loop(events)
+        assert kind.tolist() == want_kind
+        assert [keys[c] for c in code.tolist()] == want_keys
+        assert len(set(keys)) == len(keys)  # one code per (name, stream)
+
+
+def test_first_codes_number_by_first_appearance():
+    code, distinct = first_codes(["b", "a", "b", "c", "a"])
+    assert code.tolist() == [0, 1, 0, 2, 1] and distinct == ["b", "a", "c"]
+
+
+def test_dense_codes_both_ways():
+    key = np.array([7, 3, 7, 1_000_000, 3])
+    for m in (1_000_001, 10**12):  # the table and the sort
+        code, distinct = dense_codes(key, m)
+        assert distinct.tolist() == [3, 7, 1_000_000] and code.tolist() == [1, 0, 1, 2, 0]
+
+
+def test_looked_up_is_dict_get():
+    table = {5: 1.5, 2: 0.25, 9: 3.0}
+    uid = np.array([2, 3, 9, 9, 0, 11])
+    at, vals = looked_up(uid, table)
+    want = [(i, table[u]) for i, u in enumerate(uid.tolist()) if table.get(u) is not None]
+    assert list(zip(at.tolist(), vals.tolist())) == want
+    assert looked_up(uid, {})[0].size == 0 and looked_up(uid[:0], table)[0].size == 0
