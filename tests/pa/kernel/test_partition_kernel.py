@@ -88,9 +88,11 @@ def test_fp8_asymmetric_and_symmetric(dv, layout):
     _check(inp, num_partitions=2)
 
 
-@pytest.mark.parametrize("page", [16, 64])
-@pytest.mark.parametrize("layout", ["NHD", "5D"])
-@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+# page x layout x KV dtype as an orthogonal array (L4): every value of each, and every pair of
+# values of any two, split in 3 (the 2 x 2 x 2 product was 8 cases, 7.3 CPU s)
+@pytest.mark.parametrize(
+    "kv_dtype,layout,page", [("bf16", "NHD", 16), ("bf16", "5D", 64), ("fp8", "NHD", 64), ("fp8", "5D", 16)]
+)
 def test_pages_and_layouts(page, layout, kv_dtype):
     inp = build_inputs(
         [37, 200],
