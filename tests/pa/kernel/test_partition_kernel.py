@@ -368,7 +368,8 @@ def test_bf16_partials(parts):
 
 def test_the_suites_interpreter_shortcut_changes_no_output():
     """tests/kit/interpreter.py (installed for every test) skips the interpreter's re-patching of
-    triton.language at each device-function call: the same launches, bit for bit, without it."""
+    triton.language at each device-function call and remembers _get_np_dtype's answers: the same
+    launches, bit for bit, without it."""
     from tests.kit import interpreter
 
     inp = build_inputs([70, 21], q_len=2, q_heads=4, kv_heads=2, head_dim=32, v_head_dim=16, page_size=16, seed=8)
