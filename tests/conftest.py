@@ -116,6 +116,56 @@ def pytest_xdist_make_scheduler(config, log):
     return Grouped(config, log)
 
 
+# Bytecode for the workers, written once by the controller (`make test`: `-n auto`, bytecode
+# allowed): on a clean checkout both workers otherwise start by compiling the same ~400 modules
+# (perfreport's, the helpers') and rewriting the same ~230 test modules' asserts side by side,
+# ~4 CPU s each. The controller does it before it starts them, in two forked processes, through
+# pytest's own rewrite and pyc writer (the workers read those pycs as a second run does) and
+# py_compile for the rest (the pyc `import` writes); anything that fails here is left to the
+# workers, as before.
+def _bytecode(paths: list, config) -> None:
+    import importlib.util
+    import py_compile
+
+    from _pytest.assertion import rewrite
+
+    state = config.stash[rewrite.assertstate_key]
+    for fn in paths:
+        try:
+            if fn.name.startswith("test_") or fn.name == "conftest.py":
+                pyc = rewrite.get_cache_dir(fn) / (fn.name[:-3] + rewrite.PYC_TAIL)
+                if pyc.exists() and pyc.stat().st_mtime >= fn.stat().st_mtime:
+                    continue
+                if rewrite.try_makedirs(pyc.parent):
+                    source_hash, co = rewrite._rewrite_test(fn, config)
+                    rewrite._write_pyc(state, co, source_hash, pyc)
+            else:
+                pyc = Path(importlib.util.cache_from_source(str(fn)))
+                if not (pyc.exists() and pyc.stat().st_mtime >= fn.stat().st_mtime):
+                    py_compile.compile(str(fn), invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+        except Exception:  # noqa: BLE001 (the worker compiles it instead)
+            pass
+
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput") or sys.dont_write_bytecode or not config.getoption("numprocesses", None):
+        return
+    import os
+
+    paths = [p for d in ("perfreport", "tests", "scripts") for p in sorted((ROOT / d).rglob("*.py"))]
+    pids = []
+    for half in (paths[0::2], paths[1::2]):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _bytecode(half, config)
+            finally:
+                os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
+
+
 def pytest_runtest_setup(item):
     # Triton's interpreter, once a test module has imported it: tests/kit/interpreter.py
     if "triton.runtime.interpreter" in sys.modules:
