@@ -36,8 +36,8 @@ demo: install
 
 # bytecode cached even where PYTHONDONTWRITEBYTECODE is set (pytest rewrites and compiles every test
 # module in every worker otherwise: collection 14.8 -> 7.5 CPU s per worker); pyproject's -q keeps
-# the pass/skip/fail summary line, and its --dist loadgroup hands the longest files out first, each
-# whole to one worker (tests/conftest.py's GROUPS)
+# the pass/skip/fail summary line, and its --dist loadgroup hands every test file out whole to one
+# worker, the longest first (tests/conftest.py's GROUPS and COST)
 test: install-test
 	$(VENV)/bin/ruff check perfreport tests scripts benchmarks
 	$(VENV)/bin/ruff format --check perfreport tests scripts benchmarks

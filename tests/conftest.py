@@ -50,25 +50,47 @@ def has_gpu() -> bool:
     return torch.cuda.is_available()
 
 
-# The longest modules, each run as one unit on one pytest-xdist worker under `--dist loadgroup`
-# (pyproject's addopts): xdist hands out the units with the most tests first, so the Triton
-# interpreter's and compiler's minutes and the capture scripts (tests/scripts/conftest.py) start at
-# the beginning, side by side, instead of ending the run on one worker while the other idles; a
-# module-scoped fixture (the compiled kernels) is built once, and no worker waits on the other's
-# capture lock. Every other test is a unit of its own, handed out in collection order.
+# Scheduling under `--dist loadgroup` (pyproject's addopts), tests/conftest.py's own: every test
+# module is one unit of work on one pytest-xdist worker (so a module- or session-scoped fixture is
+# built once, not once per worker: with every test a unit of its own, test_diff's diffs, test_engines'
+# serial analysis and the other module fixtures were built on both workers), and a few modules
+# that share one fixture or one folder are one unit together (GROUPS). The units go out longest
+# first (longest processing time first: the worker that finishes a unit takes the next longest),
+# by the CPU seconds measured for the heaviest (COST, `benchmarks/suite_cpu.py`, approximate: only
+# the order matters) and 0.05 s a test for the others, so no long unit starts last.
 # (pytest-xdist 3.8 cannot group by marks under pytest 9: it renames `item._nodeid`, which pytest
 # 9 no longer reads; so the groups are the scheduler's, below, by file.)
 GROUPS = {
     "tests/pa/kernel/test_partition_kernel.py": "triton-interpreter",
     "tests/pa/kernel/test_partition_kernel_scales.py": "triton-interpreter",
-    "tests/pa/kernel/test_compiled_checks.py": "triton-compile",
     "tests/scripts/test_capture_": "captures",  # every test_capture_*.py (the `captured` fixture)
+}
+COST = {
+    "triton-interpreter": 40.0,
+    "tests/read/test_collect_c.py": 19.0,
+    "tests/cli/test_hostile.py": 17.0,
+    "tests/multi/test_engines.py": 14.0,
+    "tests/tables/test_conservation.py": 13.0,
+    "tests/traces/test_corpus.py": 12.5,
+    "tests/cli/test_hostile_readers.py": 10.5,
+    "tests/house/test_sheet_digests.py": 10.0,
+    "captures": 10.0,
+    "tests/diff/test_diff.py": 7.0,
+    "tests/cli/test_bench_pa.py": 6.5,
+    "tests/scripts/test_gpu_checks_script.py": 6.0,
+    "tests/cli/test_app.py": 6.0,
+    "tests/tables/test_coverage_statement.py": 6.0,
+    "tests/cli/test_hostile_outputs.py": 6.0,
+    "tests/read/test_formats.py": 5.0,
+    "tests/pa/kernel/test_compiled_checks.py": 4.0,  # 70 CPU s with an empty Triton cache
 }
 
 
-def xdist_group(nodeid: str) -> str | None:
+def xdist_group(nodeid: str) -> str:
     path = nodeid.split("::", 1)[0]
-    return GROUPS.get(path) or next((g for p, g in GROUPS.items() if p.endswith("_") and path.startswith(p)), None)
+    return (
+        GROUPS.get(path) or next((g for p, g in GROUPS.items() if p.endswith("_") and path.startswith(p)), None) or path
+    )
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -78,10 +100,70 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     class Grouped(LoadScopeScheduling):
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
-            return xdist_group(nodeid) or nodeid
+            return xdist_group(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            if not self.ordered:  # the first assignment: the queue holds every unit
+                self.ordered = True
+                units = sorted(self.workqueue.items(), key=lambda u: -COST.get(u[0], 0.05 * len(u[1])))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+            super()._assign_work_unit(node)
 
     return Grouped(config, log)
+
+
+# Bytecode for the workers, written once by the controller (`make test`: `-n auto`, bytecode
+# allowed): on a clean checkout both workers otherwise start by compiling the same ~400 modules
+# (perfreport's, the helpers') and rewriting the same ~230 test modules' asserts side by side,
+# ~4 CPU s each. The controller does it before it starts them, in two forked processes, through
+# pytest's own rewrite and pyc writer (the workers read those pycs as a second run does) and
+# py_compile for the rest (the pyc `import` writes); anything that fails here is left to the
+# workers, as before.
+def _bytecode(paths: list, config) -> None:
+    import importlib.util
+    import py_compile
+
+    from _pytest.assertion import rewrite
+
+    state = config.stash[rewrite.assertstate_key]
+    for fn in paths:
+        try:
+            if fn.name.startswith("test_") or fn.name == "conftest.py":
+                pyc = rewrite.get_cache_dir(fn) / (fn.name[:-3] + rewrite.PYC_TAIL)
+                if pyc.exists() and pyc.stat().st_mtime >= fn.stat().st_mtime:
+                    continue
+                if rewrite.try_makedirs(pyc.parent):
+                    source_hash, co = rewrite._rewrite_test(fn, config)
+                    rewrite._write_pyc(state, co, source_hash, pyc)
+            else:
+                pyc = Path(importlib.util.cache_from_source(str(fn)))
+                if not (pyc.exists() and pyc.stat().st_mtime >= fn.stat().st_mtime):
+                    py_compile.compile(str(fn), invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+        except Exception:  # noqa: BLE001 (the worker compiles it instead)
+            pass
+
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput") or sys.dont_write_bytecode or not config.getoption("numprocesses", None):
+        return
+    import os
+
+    paths = [p for d in ("perfreport", "tests", "scripts") for p in sorted((ROOT / d).rglob("*.py"))]
+    pids = []
+    for half in (paths[0::2], paths[1::2]):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _bytecode(half, config)
+            finally:
+                os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
 
 
 def pytest_runtest_setup(item):

@@ -8,6 +8,7 @@ import importlib.util
 import json
 import os
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,29 @@ def _diff(a: bytes, b: bytes | None = None, name_a="a.json", name_b="b.json"):
     return make
 
 
+class _RepeatDeflate:
+    """zipfile's level-1 raw deflate of the part, but a block written again (the same object: the 1 GiB
+    cell's 16 MiB block, 64 times) is deflated once: after a full flush the stream starts afresh, so
+    the block's own full-flushed deflate is valid each time it comes (the same inflated bytes; zipfile
+    still takes the CRC and the size of every byte written). 2.7 -> 0.8 CPU s on the 1 GiB cell."""
+
+    def __init__(self):
+        self.z = zlib.compressobj(1, zlib.DEFLATED, -15)
+        self.last, self.out = None, None
+
+    def compress(self, data):
+        if data is self.last:
+            if self.out is None:
+                c = zlib.compressobj(1, zlib.DEFLATED, -15)
+                self.out = c.compress(data) + c.flush(zlib.Z_FULL_FLUSH)
+            return self.z.flush(zlib.Z_FULL_FLUSH) + self.out
+        self.last, self.out = data, None
+        return self.z.compress(data)
+
+    def flush(self):
+        return self.z.flush()
+
+
 def _xlsx_with(member_xml_stream, d: Path, name: str, dimension: str | None = None) -> str:
     """A workbook perfreport could have written, its unified sheet replaced by a streamed part."""
     from openpyxl import Workbook
@@ -54,6 +78,8 @@ def _xlsx_with(member_xml_stream, d: Path, name: str, dimension: str | None = No
         for info in src.infolist():
             if info.filename == "xl/worksheets/sheet1.xml":
                 with dst.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as out:
+                    if hasattr(out, "_compressor"):  # zipfile's deflate (level 1), a repeated block once
+                        out._compressor = _RepeatDeflate()
                     for block in member_xml_stream(dimension):
                         out.write(block)
             else:
@@ -76,8 +102,10 @@ def _one_huge_cell(dimension):
 def _million_rows(dimension):
     yield _HEAD + (f'<dimension ref="{dimension}"/>'.encode() if dimension else b"") + b"<sheetData>"
     yield b'<row r="1"><c r="A1" t="inlineStr"><is><t>name</t></is></c></row>'
-    for i in range(2, 1_000_002):
-        yield b'<row r="%d"><c r="A%d" t="inlineStr"><is><t>x</t></is></c><c r="B%d"><v>1</v></c></row>' % (i, i, i)
+    # rows 2..1000001, 100,000 to a write (a write a row cost 5.6 CPU s, 1.9 so; same bytes)
+    row = '<row r="{0}"><c r="A{0}" t="inlineStr"><is><t>x</t></is></c><c r="B{0}"><v>1</v></c></row>'.format
+    for lo in range(2, 1_000_002, 100_000):
+        yield "".join(map(row, range(lo, min(lo + 100_000, 1_000_002)))).encode()
     yield b"</sheetData></worksheet>"
 
 

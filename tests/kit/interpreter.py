@@ -11,7 +11,11 @@ measured on their page, layout, scale and bf16-partial cases; ``tl.sum``, ``tl.m
 ``tl.zeros`` are such functions, which see ``triton.language.core``). :func:`install` skips that
 call when every language module the device function sees has been patched in the running launch
 (by the launch or by an earlier call); anything else (a launch, the first call that sees another
-module, a call outside a launch) goes through unchanged.
+module, a call outside a launch) goes through unchanged. It also remembers
+``interpreter._get_np_dtype``'s answers (the numpy dtype of a Triton type, which rebuilds a dict
+of 19 types at each of its calls: ~2,300 calls in one small split launch): the answer depends on
+the element type alone, a pointer is uint64 as there, anything else is asked of the interpreter's
+own function once.
 ``tests/pa/kernel/test_partition_kernel.py`` checks that outputs are bit-identical with and without.
 
 ``tests/conftest.py`` installs it before each test once ``triton.runtime.interpreter`` is imported.
@@ -35,11 +39,11 @@ def install() -> bool:
     interp = sys.modules.get("triton.runtime.interpreter")
     if interp is None or _STATE:
         return False
-    if not callable(getattr(interp, "_patch_lang", None)) or not hasattr(
+    if not all(callable(getattr(interp, f, None)) for f in ("_patch_lang", "_get_np_dtype")) or not hasattr(
         getattr(interp, "GridExecutor", None), "__call__"
     ):
         return False  # another Triton's interpreter (the GPU image's 3.6): left as it is
-    patch, launch = interp._patch_lang, interp.GridExecutor.__call__
+    patch, launch, np_dtype = interp._patch_lang, interp.GridExecutor.__call__, interp._get_np_dtype
     running: list = []  # per running launch: the language modules patched in it so far (None before)
 
     def patch_lang(fn):
@@ -59,8 +63,23 @@ def install() -> bool:
         finally:
             running.pop()
 
-    _STATE.update(module=interp, patch=patch, launch=launch, skipped=0)
+    import numpy as np
+    import triton.language as tl
+
+    dtypes: dict = {}
+
+    def get_np_dtype(tt_dtype):
+        key = tt_dtype.element_ty if isinstance(tt_dtype, tl.block_type) else tt_dtype
+        if isinstance(key, tl.pointer_type):
+            return np.dtype(np.uint64)
+        got = dtypes.get(key)
+        if got is None:
+            got = dtypes[key] = np_dtype(key)
+        return got
+
+    _STATE.update(module=interp, patch=patch, launch=launch, np_dtype=np_dtype, skipped=0)
     interp._patch_lang, interp.GridExecutor.__call__ = patch_lang, grid_call
+    interp._get_np_dtype = get_np_dtype
     return True
 
 
@@ -69,6 +88,7 @@ def uninstall() -> None:
     if _STATE:
         _STATE["module"]._patch_lang = _STATE["patch"]
         _STATE["module"].GridExecutor.__call__ = _STATE["launch"]
+        _STATE["module"]._get_np_dtype = _STATE["np_dtype"]
         _STATE.clear()
 
 
