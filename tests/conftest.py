@@ -68,6 +68,7 @@ GROUPS = {
 COST = {
     "triton-interpreter": 40.0,
     "tests/read/test_collect_c.py": 19.0,
+    "tests/read/test_collect_doc.py": 18.0,
     "tests/cli/test_hostile.py": 17.0,
     "tests/multi/test_engines.py": 14.0,
     "tests/tables/test_conservation.py": 13.0,
