@@ -117,56 +117,66 @@ def analyze(
         on_progress=on_progress,
         steps=steps,
         on_stage=on_stage,
+        passes=False,
     )
-    if on_stage is not None:
-        on_stage("building the sheets")
-    from perfreport.report import Report, provenance, provenance_lines, trace_facts
-    from perfreport.tables import build_tables
+    from perfreport.passes import run_passes
+    from perfreport.tree.frozen import records_frozen
 
-    spec, arch_msg = _spec_for(tree, arch, basis)
-    kept: dict = {}
-    if spec is not None and basis == "achievable" and spec.peak_fallback:
-        tree.warnings.append(achievable_warning(spec))
-    sheets, coverage = build_tables(
-        tree,
-        keep=kept if timeline else None,
-        short_kernel_us=short_kernel_us,
-        include_unlinked=not linked_only,
-        spec=spec,
-        target_roofline=target_roofline,
-        steps_note=tree.steps_note,
-    )
-    prov = provenance(command, tree.input_sha256)
-    notes = [f"source: {tree.source}", arch_msg] + provenance_lines(prov) + trace_facts(tree.meta) + [tree.steps_note]
-    notes += coverage.lines() if coverage is not None else []  # the one coverage statement
-    if tree.graph_capture_summary:
-        notes.append(tree.graph_capture_summary)
-    if tree.model_config is not None:
-        notes.append(f"model config: {tree.model_config.source}")
-        if tree.sharding:
-            notes.append(tree.sharding)
-    notes.extend(tree.warnings)
-    report = Report(
-        source=tree.source,
-        sheets=sheets,
-        notes=notes,
-        spec=spec,
-        arch_msg=arch_msg,
-        warnings=list(tree.warnings),
-        graph_capture_summary=tree.graph_capture_summary,
-        has_gpu=bool(tree.gpu),
-        meta=tree.meta,
-        coverage=coverage,
-        timeline=kept.get("timeline"),
-        inputs=[
-            str(x)
-            for x in (graph_capture, getattr(model_config, "source", model_config), *models)
-            if isinstance(x, (str, os.PathLike))
-        ],
-        provenance=prov,
-    )
-    if on_tree is not None:
-        on_tree(tree)
+    with records_frozen():  # the records live until release(): no collection walks them meanwhile
+        if on_stage is not None:
+            on_stage("running the passes")
+        run_passes(tree)
+        if on_stage is not None:
+            on_stage("building the sheets")
+        from perfreport.report import Report, provenance, provenance_lines, trace_facts
+        from perfreport.tables import build_tables
+
+        spec, arch_msg = _spec_for(tree, arch, basis)
+        kept: dict = {}
+        if spec is not None and basis == "achievable" and spec.peak_fallback:
+            tree.warnings.append(achievable_warning(spec))
+        sheets, coverage = build_tables(
+            tree,
+            keep=kept if timeline else None,
+            short_kernel_us=short_kernel_us,
+            include_unlinked=not linked_only,
+            spec=spec,
+            target_roofline=target_roofline,
+            steps_note=tree.steps_note,
+        )
+        prov = provenance(command, tree.input_sha256)
+        notes = (
+            [f"source: {tree.source}", arch_msg] + provenance_lines(prov) + trace_facts(tree.meta) + [tree.steps_note]
+        )
+        notes += coverage.lines() if coverage is not None else []  # the one coverage statement
+        if tree.graph_capture_summary:
+            notes.append(tree.graph_capture_summary)
+        if tree.model_config is not None:
+            notes.append(f"model config: {tree.model_config.source}")
+            if tree.sharding:
+                notes.append(tree.sharding)
+        notes.extend(tree.warnings)
+        report = Report(
+            source=tree.source,
+            sheets=sheets,
+            notes=notes,
+            spec=spec,
+            arch_msg=arch_msg,
+            warnings=list(tree.warnings),
+            graph_capture_summary=tree.graph_capture_summary,
+            has_gpu=bool(tree.gpu),
+            meta=tree.meta,
+            coverage=coverage,
+            timeline=kept.get("timeline"),
+            inputs=[
+                str(x)
+                for x in (graph_capture, getattr(model_config, "source", model_config), *models)
+                if isinstance(x, (str, os.PathLike))
+            ],
+            provenance=prov,
+        )
+        if on_tree is not None:
+            on_tree(tree)
     tree.release()  # sheets hold plain values: free the records before writing
     return report
 
