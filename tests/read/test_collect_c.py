@@ -200,18 +200,23 @@ def test_odd_args_read_the_same_both_ways(raw):
         assert full_state(c) == full_state(py)
 
 
-@pytest.mark.parametrize(
-    "bad",
-    [
-        _x("cpu_op", "aten::mm", 1, -2),
-        {"ph": "X", "cat": "kernel", "name": "k", "ts": 1},
-        _x("kernel", "k", 1, 2),
-        _x("cuda_runtime", "cudaLaunchKernel", 1, 1, {"correlation": "x"}),
-    ],
-)
-def test_an_error_leaves_the_same_state_both_ways(bad):
+# an event an exact path refuses, and the batch around it (four good events before, one after)
+BAD_EVENTS = [
+    _x("cpu_op", "aten::mm", 1, -2),
+    {"ph": "X", "cat": "kernel", "name": "k", "ts": 1},
+    _x("kernel", "k", 1, 2),
+    _x("cuda_runtime", "cudaLaunchKernel", 1, 1, {"correlation": "x"}),
+]
+
+
+def around(bad) -> list:
     events = [_x("cpu_op", "aten::mm", 0, 1), _x("kernel", "k", 0, 1, {"device": 0, "stream": 1})] * 2 + [bad]
-    events += [_x("cpu_op", "aten::after", 9, 1)]
+    return events + [_x("cpu_op", "aten::after", 9, 1)]
+
+
+@pytest.mark.parametrize("bad", BAD_EVENTS)
+def test_an_error_leaves_the_same_state_both_ways(bad):
+    events = around(bad)
     c, py = Collector("t.json"), Collector("t.json")
     assert _run(c, _ev(events), False) == _run(py, _ev(events), True) is not None
     assert full_state(c) == full_state(py) and c.n_events == 5

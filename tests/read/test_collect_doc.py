@@ -22,7 +22,7 @@ from perfreport.read.kineto import Collector
 from perfreport.read.schema import EVENT_DECODER, Ev
 from perfreport.read.source import Source
 from perfreport.read.splitter import Split, iter_batches
-from tests.read.test_collect_c import ODD_ARGS, TRACES, full_state, pytestmark  # noqa: F401 (the skip)
+from tests.read.test_collect_c import BAD_EVENTS, ODD_ARGS, TRACES, around, full_state, pytestmark  # noqa: F401
 from tests.read.test_exact import EDGE, _x
 
 
@@ -244,18 +244,9 @@ def test_bare_items_are_events_and_commas_only(items):
     assert Collector("t").add_doc(items, bare=True) is None
 
 
-@pytest.mark.parametrize(
-    "bad",
-    [
-        _x("cpu_op", "aten::mm", 1, -2),
-        {"ph": "X", "cat": "kernel", "name": "k", "ts": 1},
-        _x("kernel", "k", 1, 2),
-        _x("cuda_runtime", "cudaLaunchKernel", 1, 1, {"correlation": "x"}),
-    ],
-)
+@pytest.mark.parametrize("bad", BAD_EVENTS)
 def test_an_error_leaves_the_same_state_both_ways(bad):
-    events = [_x("cpu_op", "aten::mm", 0, 1), _x("kernel", "k", 0, 1, {"device": 0, "stream": 1})] * 2 + [bad]
-    events += [_x("cpu_op", "aten::after", 9, 1)]
+    events = around(bad)
     c, ref = Collector("t.json"), Collector("t.json")
     taken, err = _run_doc(c, _doc(events))
     assert taken and err == _run_ref(ref, _doc(events)) is not None
