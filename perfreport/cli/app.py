@@ -9,6 +9,7 @@ any rank's share, or the total).
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -54,7 +55,20 @@ _register_bench()
 H.add_epilogs(app)
 
 
+# OpenBLAS (numpy's BLAS) starts one thread per core when numpy is imported, and they spin a
+# while: ~0.1 of the ~0.28 CPU s numpy's import costs here (2 cores; more with more cores).
+# analyze, diff and archs do no linear algebra, so the command line asks for one thread unless
+# the user set a count; bench-pa (torch, its own BLAS) is left as it is. Measured in
+# docs/benchmarks.md, "Session 26: one BLAS thread".
+def one_blas_thread(argv: list[str], environ=os.environ) -> None:
+    """Ask numpy's BLAS for one thread (before numpy is imported) unless ``argv`` runs bench-pa
+    or the environment already says how many."""
+    if argv[1:2] != ["bench-pa"]:
+        environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main() -> None:
+    one_blas_thread(sys.argv)
     exit_on_signals()
     try:
         app()
