@@ -153,20 +153,22 @@ class OpTimes:
         (st,) = event_columns(flat, {"stream_time": "excl"})
         direct = array("d", np.bincount(np.frombuffer(uids, dtype=np.int64), weights=st, minlength=n).tobytes())
         del flat, uids, st
-        # post-order accumulation without recursion
-        for root in tree.roots:
-            stack = [(root, False)]
-            while stack:
-                o, done = stack.pop()
-                if done:
-                    s = direct[o.uid] if o.cat not in LAUNCH or o.parent is None else 0.0  # owns(o)
-                    if o.children:
-                        for c in o.children:
-                            s += subtree[c.uid]
-                    subtree[o.uid] = s
-                else:
-                    stack.append((o, True))
-                    if o.children:
-                        stack.extend((c, False) for c in o.children)
+        # children before parents: the reverse of a pre-order walk (no recursion), each op's
+        # children added in their order (the sum of a recursive post-order walk, bit for bit)
+        order: list = []
+        stack = list(tree.roots)
+        push, pop, visit = stack.extend, stack.pop, order.append
+        while stack:
+            o = pop()
+            visit(o)
+            if o.children:
+                push(o.children)
+        for o in reversed(order):
+            s = direct[o.uid] if o.cat not in LAUNCH or o.parent is None else 0.0  # owns(o)
+            if o.children:
+                for c in o.children:
+                    s += subtree[c.uid]
+            subtree[o.uid] = s
+        del order
         self.direct = np.frombuffer(direct, dtype=np.float64)
         self.subtree = np.frombuffer(subtree, dtype=np.float64)
