@@ -13,7 +13,8 @@ from perfreport.read.source import CHUNK, Source
 
 
 def _read(src, progress=None):
-    return b"".join(src.chunks(progress))
+    # each chunk copied as it comes: a chunk may be a view the next one overwrites
+    return b"".join([bytes(c) for c in src.chunks(progress)])
 
 
 def test_plain_json_is_read_in_chunks_with_progress(tmp_path):
@@ -26,6 +27,38 @@ def test_plain_json_is_read_in_chunks_with_progress(tmp_path):
     assert _read(src, seen.append) == body
     assert src.gzip is False
     assert seen[-1] == len(body) and seen == sorted(seen) and len(seen) == 2
+
+
+def test_chunks_after_the_first_reuse_one_buffer_and_read_every_byte(tmp_path):
+    """A plain file's chunks after the first are views of one buffer (the same pages each
+    read: no new mmap per chunk); copied as they come, they are the file, and the hash is its."""
+    import hashlib
+
+    p = tmp_path / "t.json"
+    body = bytes(range(251)) * ((3 * CHUNK) // 251 + 7)  # four chunks, every one different
+    p.write_bytes(body)
+    src = Source(str(p))
+    views, copies = [], []
+    for c in src.chunks():
+        views.append(c)
+        copies.append(bytes(c))
+    assert b"".join(copies) == body and src.sha256 == hashlib.sha256(body).hexdigest()
+    assert len(views) == 4 and isinstance(views[0], bytes)
+    assert all(isinstance(v, memoryview) for v in views[1:])
+    assert len({id(v.obj) for v in views[1:]}) == 1  # one buffer under them all
+    assert bytes(views[1]) != copies[1]  # overwritten by the last read: why consumers copy
+
+
+def test_a_stream_without_readinto_is_read_by_read():
+    class Plain:
+        def __init__(self, data):
+            self.f = io.BytesIO(data)
+
+        def read(self, n=-1):
+            return self.f.read(n)
+
+    body = b"x" * (2 * CHUNK + 5)
+    assert _read(Source(Plain(body))) == body
 
 
 def test_gzip_is_found_by_its_magic_bytes_not_its_name(tmp_path):
