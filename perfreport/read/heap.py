@@ -7,6 +7,13 @@ arenas. glibc's malloc raises its mmap threshold to the size of any freed mmappe
 freed ones stay in the process's RSS. :func:`tune` pins the threshold (big blocks are
 mmapped and handed back on free) and :func:`trim` returns free heap pages.
 
+The pinned mmap threshold is 1 MiB (:data:`MMAP_THRESHOLD`), the size of one chunk of input,
+not malloc's default 128 KiB: the blocks the read allocates and frees for every chunk (the
+splitter's buffer as it moves, the batches' temporaries) then come from the heap and reuse its
+pages. At 128 KiB each was a fresh mmap the kernel faulted in and zeroed: at 650 MB, ~475k page
+faults and ~1.4 s of system CPU in one run; at 1 MiB ~175k and ~0.6 s, with the same peak RSS
+(docs/benchmarks.md, "Session 26: the read's page faults"). The trim threshold stays 128 KiB.
+
 Both matter only for a big input: the reader calls :func:`tune` once it has read :data:`BIG`
 bytes of JSON, and :func:`trim` does nothing before that. Below it no column outgrows malloc's
 default 128 KiB mmap threshold, and a small trace's run does not load libc through ctypes
@@ -29,7 +36,8 @@ BIG = 4 << 20  # bytes of JSON (decompressed) after which the reader calls tune(
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
-THRESHOLD = 128 << 10
+MMAP_THRESHOLD = 1 << 20  # blocks above this are mmapped (and unmapped when freed)
+THRESHOLD = 128 << 10  # free heap top above this is handed back
 
 
 def _lib():
@@ -62,7 +70,7 @@ def tune() -> None:
     _tuned = True
     lib = _lib()
     if lib:
-        lib.mallopt(M_MMAP_THRESHOLD, THRESHOLD)
+        lib.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
         lib.mallopt(M_TRIM_THRESHOLD, THRESHOLD)
 
 

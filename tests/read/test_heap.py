@@ -78,7 +78,7 @@ def test_tune_does_nothing_until_enabled(monkeypatch):
     assert calls == [] and heap._tuned is False
     heap.enable()
     heap.tune()
-    assert calls == [(heap.M_MMAP_THRESHOLD, heap.THRESHOLD), (heap.M_TRIM_THRESHOLD, heap.THRESHOLD)]
+    assert calls == [(heap.M_MMAP_THRESHOLD, heap.MMAP_THRESHOLD), (heap.M_TRIM_THRESHOLD, heap.THRESHOLD)]
 
 
 def test_trim_waits_for_a_big_input(monkeypatch):
