@@ -28,7 +28,7 @@ def test_tune_pins_both_thresholds_once(monkeypatch):
     monkeypatch.setattr(heap, "_enabled", True)
     heap.tune()
     heap.tune()
-    assert lib.calls == [("mallopt", -3, 128 * 1024), ("mallopt", -1, 128 * 1024)]
+    assert lib.calls == [("mallopt", -3, 1024 * 1024), ("mallopt", -1, 128 * 1024)]
 
 
 def test_trim_asks_for_every_free_page(monkeypatch):
@@ -111,7 +111,7 @@ def test_the_reader_tunes_once_past_big(monkeypatch, tmp_path):
     monkeypatch.setattr(heap, "BIG", 2000)
     calls, size = _analyze_with(monkeypatch, tmp_path, 400)
     assert size > 2000
-    assert calls[:2] == [("mallopt", -3, 128 * 1024), ("mallopt", -1, 128 * 1024)]
+    assert calls[:2] == [("mallopt", -3, 1024 * 1024), ("mallopt", -1, 128 * 1024)]
     assert ("malloc_trim", 0) in calls[2:]  # the tree build hands pages back
 
 
