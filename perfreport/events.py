@@ -198,14 +198,22 @@ class Op(_Timed):
         self.kernels: list[GpuEvent] | None = None
 
     @classmethod
-    def _from_columns(cls, uid: int, name: str, cat: str, cols: Columns) -> "Op":
-        """A record whose fields live in ``cols`` at ``uid`` (args: ``args_table[args[uid]]``)."""
-        o = object.__new__(_kind(Op, cat))
-        o.uid = uid
-        o.name = name
-        o._src = cols
-        o.parent = o.children = o.kernels = None
-        return o
+    def _from_columns(cls, uids, name_codes, cat_codes, names: list, cats: list, cols: Columns) -> list["Op"]:
+        """The records whose fields live in ``cols`` at ``uids`` (args:
+        ``args_table[args[uid]]``), named ``names[code]`` and of category ``cats[code]``: one
+        loop, no call per record (the tree build makes one per kept CPU event)."""
+        kinds = [_kind(Op, c) for c in cats]
+        new = object.__new__
+        out = []
+        add = out.append
+        for u, nm, ct in zip(uids, name_codes, cat_codes):
+            o = new(kinds[ct])
+            o.uid = u
+            o.name = names[nm]
+            o._src = cols
+            o.parent = o.children = o.kernels = None
+            add(o)
+        return out
 
     def _own(self) -> None:
         s = self._src
@@ -304,14 +312,21 @@ class GpuEvent(_Timed):
         self.launcher: Op | None = None  # the launch call's record if it has one, else the op
 
     @classmethod
-    def _from_columns(cls, uid: int, name: str, cat: str, cols: Columns) -> "GpuEvent":
-        """A record whose scalar fields (device and stream too) live in ``cols`` at ``uid``."""
-        g = object.__new__(_kind(GpuEvent, cat))
-        g.uid = uid
-        g.name = name
-        g._src = cols
-        g.launcher = None
-        return g
+    def _from_columns(cls, uids, name_codes, cat_codes, names: list, cats: list, cols: Columns) -> list["GpuEvent"]:
+        """The records whose scalar fields (device and stream too) live in ``cols`` at ``uids``
+        (as :meth:`Op._from_columns`)."""
+        kinds = [_kind(GpuEvent, c) for c in cats]
+        new = object.__new__
+        out = []
+        add = out.append
+        for u, nm, ct in zip(uids, name_codes, cat_codes):
+            g = new(kinds[ct])
+            g.uid = u
+            g.name = names[nm]
+            g._src = cols
+            g.launcher = None
+            add(g)
+        return out
 
     def _own(self) -> None:
         s = self._src

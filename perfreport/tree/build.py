@@ -251,9 +251,7 @@ def _make_ops(col: Collector, cols: Columns, codes, ints: list) -> list[Op]:
         return []
     cols.args = _arr("i", args)  # into args_table; -1 (none) reads its last entry, None
     cols.args_table = col.args_table + [None]
-    names, cats = col.names, CATS
-    new = Op._from_columns
-    return [new(u, names[nm], cats[ct], cols) for u, nm, ct in zip(ints, memoryview(name), memoryview(cat))]
+    return Op._from_columns(ints, memoryview(name), memoryview(cat), col.names, CATS, cols)
 
 
 def _groups(keys: np.ndarray):
@@ -329,9 +327,7 @@ def _make_gpu(col: Collector, lname: np.ndarray, ints: list, lts=None, ldur=None
     cols.side = g.side
     cols.names = col.names
     cols.devstreams = col.devstreams
-    names, cats = col.names, CATS
-    new = GpuEvent._from_columns
-    return [new(uid, names[nm], cats[ct], cols) for uid, nm, ct in zip(ints, g.name, g.cat)]
+    return GpuEvent._from_columns(ints, g.name, g.cat, col.names, CATS, cols)
 
 
 SPARSE = 32  # a dict entry and its int objects cost ~ this many array rows (8 bytes each)
