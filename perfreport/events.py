@@ -197,24 +197,6 @@ class Op(_Timed):
         self.children: list[Op] | None = None
         self.kernels: list[GpuEvent] | None = None
 
-    @classmethod
-    def _from_columns(cls, uids, name_codes, cat_codes, names: list, cats: list, cols: Columns) -> list["Op"]:
-        """The records whose fields live in ``cols`` at ``uids`` (args:
-        ``args_table[args[uid]]``), named ``names[code]`` and of category ``cats[code]``: one
-        loop, no call per record (the tree build makes one per kept CPU event)."""
-        kinds = [_kind(Op, c) for c in cats]
-        new = object.__new__
-        out = []
-        add = out.append
-        for u, nm, ct in zip(uids, name_codes, cat_codes):
-            o = new(kinds[ct])
-            o.uid = u
-            o.name = names[nm]
-            o._src = cols
-            o.parent = o.children = o.kernels = None
-            add(o)
-        return out
-
     def _own(self) -> None:
         s = self._src
         if s.__class__ is not tuple:
@@ -310,23 +292,6 @@ class GpuEvent(_Timed):
         self.name = name
         self._src = (ts, dur, device, stream, correlation, ext_id, nbytes)
         self.launcher: Op | None = None  # the launch call's record if it has one, else the op
-
-    @classmethod
-    def _from_columns(cls, uids, name_codes, cat_codes, names: list, cats: list, cols: Columns) -> list["GpuEvent"]:
-        """The records whose scalar fields (device and stream too) live in ``cols`` at ``uids``
-        (as :meth:`Op._from_columns`)."""
-        kinds = [_kind(GpuEvent, c) for c in cats]
-        new = object.__new__
-        out = []
-        add = out.append
-        for u, nm, ct in zip(uids, name_codes, cat_codes):
-            g = new(kinds[ct])
-            g.uid = u
-            g.name = names[nm]
-            g._src = cols
-            g.launcher = None
-            add(g)
-        return out
 
     def _own(self) -> None:
         s = self._src

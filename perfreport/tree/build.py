@@ -62,6 +62,7 @@ from perfreport.tree.link import (
     merged_into,
     stream_exclusive,
 )
+from perfreport.tree.records import make_gpu, make_ops
 from perfreport.tree.trace_tree import TraceTree
 
 _CAPTURE = re.compile(r"(hip|cuda|cu)StreamBeginCapture")
@@ -251,7 +252,7 @@ def _make_ops(col: Collector, cols: Columns, codes, ints: list) -> list[Op]:
         return []
     cols.args = _arr("i", args)  # into args_table; -1 (none) reads its last entry, None
     cols.args_table = col.args_table + [None]
-    return Op._from_columns(ints, memoryview(name), memoryview(cat), col.names, CATS, cols)
+    return make_ops(ints, memoryview(name), memoryview(cat), col.names, CATS, cols)
 
 
 def _groups(keys: np.ndarray):
@@ -327,7 +328,7 @@ def _make_gpu(col: Collector, lname: np.ndarray, ints: list, lts=None, ldur=None
     cols.side = g.side
     cols.names = col.names
     cols.devstreams = col.devstreams
-    return GpuEvent._from_columns(ints, g.name, g.cat, col.names, CATS, cols)
+    return make_gpu(ints, g.name, g.cat, col.names, CATS, cols)
 
 
 SPARSE = 32  # a dict entry and its int objects cost ~ this many array rows (8 bytes each)
