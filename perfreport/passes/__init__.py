@@ -45,18 +45,13 @@ def ops_needing(tree, key: str, extra=frozenset()) -> list:
     from perfreport.events import CPU_OP
     from perfreport.models.registry import model_for
 
-    verdict: dict[str, bool] = {}
-    out = []
-    for o in tree.ops:
-        if o.cat != CPU_OP:
-            continue
-        v = verdict.get(o.name)
-        if v is None:
-            cls = model_for(o.name)
-            v = verdict[o.name] = o.name in extra or (cls is not None and key in getattr(cls, "needs", ()))
-        if v:
-            out.append(o)
-    return out
+    want = [n for n in tree.op_names() if n in extra or key in getattr(model_for(n), "needs", ())]
+    if not want:  # (most keys on most traces: no pass over the ops)
+        return []
+    if len(want) == 1:  # the by-name index keeps the order of tree.ops
+        return [o for o in tree.ops_named(want[0]) if o.cat == CPU_OP]
+    wanted = set(want)
+    return [o for o in tree.ops if o.name in wanted and o.cat == CPU_OP]
 
 
 def written_keys() -> set[str]:

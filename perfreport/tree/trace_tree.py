@@ -87,13 +87,21 @@ class TraceTree:
         """Forget the by-name index after ``ops`` changed (graph-capture merge, ``--steps``)."""
         self._by_name = None
 
-    def ops_named(self, name: str) -> list[Op]:
+    def _index(self) -> dict[str, list[Op]]:
         if self._by_name is None:
             d: dict[str, list[Op]] = defaultdict(list)
             for o in self.ops:
                 d[o.name].append(o)
             self._by_name = dict(d)
-        return self._by_name.get(name, [])
+        return self._by_name
+
+    def ops_named(self, name: str) -> list[Op]:
+        """The ops named ``name``, in the order of ``ops``."""
+        return self._index().get(name, [])
+
+    def op_names(self):
+        """The distinct names of ``ops`` (a view of the by-name index's keys)."""
+        return self._index().keys()
 
     def has_op(self, name: str) -> bool:
         return bool(self.ops_named(name))

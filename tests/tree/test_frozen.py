@@ -22,14 +22,18 @@ def test_freezes_for_the_block_and_thaws_after_it_even_on_an_error():
     assert gc.get_freeze_count() == 0
 
 
-def test_leaves_an_existing_freeze_alone():
+def test_leaves_an_existing_freeze_alone(monkeypatch):
+    calls = []
     gc.freeze()
     try:
-        n = gc.get_freeze_count()
+        # (the count itself drifts: a frozen object that dies leaves the permanent generation)
+        monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+        monkeypatch.setattr(gc, "unfreeze", lambda: calls.append("unfreeze"))
         with records_frozen() as did:
             assert not did
-        assert gc.get_freeze_count() == n  # not thawed by us
+        assert calls == [] and gc.get_freeze_count() > 0  # neither frozen again nor thawed by us
     finally:
+        monkeypatch.undo()
         gc.unfreeze()
 
 
