@@ -1,0 +1,38 @@
+"""passes.ops_needing: the cpu_ops whose model declares a key (or named in ``extra``), in the ops' order."""
+
+from __future__ import annotations
+
+from perfreport.events import Op
+from perfreport.passes import ops_needing
+from perfreport.tree.trace_tree import TraceTree
+
+
+def _tree(rows):
+    ops = [Op(u, name, cat, 1, 1, float(ts), 1.0) for u, (name, cat, ts) in enumerate(rows)]
+    return TraceTree("t", {}, ops, [], [], list(ops))
+
+
+ROWS = [
+    ("aten::stack", "cpu_op", 5),
+    ("aten::cat", "cpu_op", 1),  # before the stack in time, after it in the list: list order kept
+    ("aten::cat", "user_annotation", 2),  # not a cpu_op
+    ("aten::mm", "cpu_op", 3),
+    ("aten::cat", "cpu_op", 4),
+]
+
+
+def test_no_op_wants_the_key_gives_nothing():
+    assert ops_needing(_tree(ROWS), "no_such_key") == []
+
+
+def test_one_name_wanted_comes_from_the_index_in_the_ops_order():
+    t = _tree(ROWS[1:])
+    assert [(o.name, o.ts) for o in ops_needing(t, "element_bytes")] == [("aten::cat", 1.0), ("aten::cat", 4.0)]
+
+
+def test_several_names_wanted_keep_the_ops_order_and_extra_names_count():
+    t = _tree(ROWS)
+    got = [(o.name, o.ts) for o in ops_needing(t, "element_bytes")]
+    assert got == [("aten::stack", 5.0), ("aten::cat", 1.0), ("aten::cat", 4.0)]
+    got = [(o.name, o.ts) for o in ops_needing(t, "no_such_key", frozenset({"aten::mm", "aten::cat"}))]
+    assert got == [("aten::cat", 1.0), ("aten::mm", 3.0), ("aten::cat", 4.0)]
