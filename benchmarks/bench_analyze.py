@@ -124,9 +124,7 @@ def main() -> None:
             flush=True,
         )
         base = measure([sys.executable, "-c", f"import json; json.load(open({str(big)!r}))"])
-        ours = measure(
-            [sys.executable, "-m", "perfreport.cli.app", "analyze", str(big), "-o", str(Path(d) / "out.xlsx"), "-q"]
-        )
+        ours = measure([sys.executable, "-m", "perfreport", "analyze", str(big), "-o", str(Path(d) / "out.xlsx"), "-q"])
         rows = [("json.load (baseline)", *base), ("perfreport analyze", *ours)]
         print()
         print("| command | exit | wall (s) | peak RSS (MB) | wall / baseline | RSS / JSON size |")

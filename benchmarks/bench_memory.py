@@ -44,7 +44,7 @@ def mark(stage):
         f.write("5")
     rows.append([stage, rss, rss])
 mark("imports (command line)")
-from perfreport.cli.app import main
+from perfreport.cli.main import main
 import perfreport.pipeline as P, perfreport.tables as T, perfreport.tables.perf as TP, perfreport.report as R
 def wrap(mod, name, label):
     f = getattr(mod, name, None)

@@ -8,7 +8,7 @@ Builds a 3.1 MB trace (the first half, in time, of fixtures/h100_qwen_0.5b.json.
 processes, the CPU seconds (user + system; median and best of ``--repeat`` runs, the checkouts in turn) of:
 
 * ``python -c pass`` (the baseline: interpreter start),
-* ``python -c "import perfreport.cli.app"`` (the command line's imports),
+* ``python -c "import perfreport.cli.main"`` (the command line's imports: a plain ``analyze`` line runs from it without typer),
 * ``python -m perfreport analyze T -o T.xlsx -q`` (the whole run, workbook included),
 
 with this checkout on PYTHONPATH and, with ``--tree DIR``, the same for another checkout (say a
@@ -78,7 +78,7 @@ def main() -> None:
         print("|---|---|---|---|---|---|")
         cmds = {
             "start": [py, "-c", "pass"],
-            "imports": [py, "-c", "import perfreport.cli.app"],
+            "imports": [py, "-c", "import perfreport.cli.main"],
             "run": [py, "-m", "perfreport", "analyze", str(t), "-o", f"{d}/s.xlsx", "-q"],
         }
         for _, tree in trees:

@@ -1,5 +1,5 @@
 """``python -m perfreport``: the command line."""
 
-from perfreport.cli.app import main
+from perfreport.cli.main import main
 
 main()

@@ -74,8 +74,8 @@ step_setup() {
         timeout "$STEP_LIMIT" "$PY" scripts/gpu_bundle_install.py .whl /tmp/site
     fi
     export PYTHONPATH="/tmp/site:$PYTHONPATH"
-    timeout "$STEP_LIMIT" "$PY" -c "import typer, rich, numpy, openpyxl, orjson, msgspec, perfreport.cli.app; print('analyze imports: ok')"
-    timeout "$STEP_LIMIT" "$PY" -m perfreport.cli.app analyze fixtures/h100_qwen_0.5b.json.gz \
+    timeout "$STEP_LIMIT" "$PY" -c "import typer, rich, numpy, openpyxl, orjson, msgspec, perfreport.cli.app, perfreport.cli.main; print('analyze imports: ok')"
+    timeout "$STEP_LIMIT" "$PY" -m perfreport analyze fixtures/h100_qwen_0.5b.json.gz \
         -o "$WORK/analyze_check.xlsx" --quiet
     test -s "$WORK/analyze_check.xlsx"
 }
@@ -100,7 +100,7 @@ HEAD=(--context 16k,64k --batch 32 --query-len 4 --q-heads 16 --kv-heads 1 --hea
       --page-size 64 --layout nhd,5dv --graph --backend triton,torch --baseline torch --reps 50 --quiet)
 headline() {  # headline KV FP8_MMA PATH: one bench-pa run, its rows appended to $OUT/headline.csv
     local csv="$WORK/headline_$3.csv" rc=0
-    timeout "$STEP_LIMIT" "$PY" -m perfreport.cli.app bench-pa "${HEAD[@]}" --kv-dtype "$1" --fp8-mma "$2" \
+    timeout "$STEP_LIMIT" "$PY" -m perfreport bench-pa "${HEAD[@]}" --kv-dtype "$1" --fp8-mma "$2" \
         --csv "$csv" || rc=$?
     [ -f "$csv" ] || csv="$WORK/.headline_$3.csv.partial"  # killed or failed: what it measured
     [ -f "$csv" ] && "$PY" scripts/pa_gpu_table.py --append "$csv" "$OUT/headline.csv" "$3"
@@ -115,10 +115,10 @@ step_gpu_tests() {
 }
 
 step_trace() {
-    timeout $(( STEP_LIMIT * 2 / 3 )) "$PY" -m perfreport.cli.app bench-pa --context 64k --batch 32 --query-len 4 \
+    timeout $(( STEP_LIMIT * 2 / 3 )) "$PY" -m perfreport bench-pa --context 64k --batch 32 --query-len 4 \
         --q-heads 16 --kv-heads 1 --head-dim 192 --page-size 64 --v-head-dim 128 --kv-dtype bf16,fp8 \
         --backend triton --baseline triton --trace "$OUT/pa_trace.json" --json --quiet > "$OUT/trace_rows.json"
-    timeout $(( STEP_LIMIT / 3 )) "$PY" -m perfreport.cli.app analyze "$OUT/pa_trace.json" \
+    timeout $(( STEP_LIMIT / 3 )) "$PY" -m perfreport analyze "$OUT/pa_trace.json" \
         --sheet unified_perf_summary --format csv --quiet > "$OUT/analyze_trace.csv"
     echo "compare 'roofline median (%)' in analyze_trace.csv with trace_pct_roofline in trace_rows.json"
 }

@@ -18,8 +18,9 @@ they are.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+from perfreport.cli.fast_args import DEC as _DEC, INT as _INT  # plain digits (the same for int() and pydantic)
 
 try:  # typer >= 0.29: a coercion object per option, built on first use
     from typer._coercion import RuntimeParam, build_runtime_param
@@ -28,10 +29,6 @@ try:  # typer >= 0.29: a coercion object per option, built on first use
 except ImportError:  # another typer: its own coercion throughout
     RuntimeParam = None
 
-# plain digits only (no sign but '-', no '_', no spaces, no leading zeros): the same number for
-# int()/float() and pydantic; at most 18 digits each side, so every int fits 64 bits
-_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})\Z")
-_DEC = re.compile(r"-?(?:0|[1-9][0-9]{0,17})(?:\.[0-9]{1,18})?\Z")
 _NO = object()  # not a plain case: typer's coercion decides
 _LEAVES = (str, bool, int, float, Path)
 

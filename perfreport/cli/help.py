@@ -22,18 +22,11 @@ import sys
 import typer
 import typer.core
 
+from perfreport.cli.analyze_options import BASES, FORMATS, SHEETS
 from perfreport.cli.coerce import light
 
 _SAYS_DEFAULT = re.compile(r"\[[^\]]*:[^\]]*\]\s*$")
 CONTEXT = {"help_option_names": ["-h", "--help"]}
-FORMATS = ("csv", "tsv", "json", "table")
-BASES = ("peak", "achievable")
-SHEETS = (
-    "unified_perf_summary, gpu_timeline, ops_summary_by_category, ops_summary, ops_unique_args, "
-    "kernel_summary, short_kernels, one per perf category (GEMM, SDPA_fwd, ...); "
-    "a unique prefix is enough (unified)"
-)
-
 EXAMPLES = {
     "analyze": [
         "perfreport analyze trace.json.gz                 # workbook beside the trace",

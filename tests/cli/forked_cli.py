@@ -1,6 +1,6 @@
 """The command line run in real processes without paying its start each time.
 
-Starting ``python -m perfreport.cli.app`` costs ~0.8 CPU s before it reads a byte (the
+Starting ``python -m perfreport`` costs ~0.8 CPU s before it reads a byte (the
 interpreter, typer, rich, numpy, the pipeline), and the hostile-input tables start ~140 of
 them. :class:`Server` is a process that has imported the command line once; for each run it
 forks a child that takes the test's pipes as its stdin/stdout/stderr, its working directory,
@@ -32,15 +32,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 # the server's environment: this checkout first on the path (the children inherit its modules)
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-CLI = [sys.executable, "-m", "perfreport.cli.app"]
+CLI = [sys.executable, "-m", "perfreport"]
 # every run in a fresh interpreter (as the ones asked ``real`` always are), to compare
 REAL = os.environ.get("PERFREPORT_TEST_REAL_PROCESSES") == "1"
 
 # preloaded by the server (imports only: nothing of the command line runs there): every module
-# of perfreport but perfreport.cli.app, which the child runs as __main__ (as -m does: no module
+# of perfreport but perfreport.__main__, which the child runs as __main__ (as -m does: no module
 # of that name is loaded before it), and the paged-attention bench (torch, triton); and what the
 # command line imports as it runs (typer's option parsing imports pydantic)
-_SKIP = ("perfreport.cli.app", "perfreport.__main__", "perfreport.pa.")
+_SKIP = ("perfreport.__main__", "perfreport.pa.")
 _THIRD_PARTY = ("pydantic", "importlib.metadata", "rich.console", "rich.progress", "rich.table", "openpyxl", "csv")
 _MAX_MSG = 1 << 20
 # CPU seconds (user + sys) of the server's start and of every child it reaped: this process's
@@ -124,7 +124,7 @@ class Server:
         self.proc.wait()
 
     def popen(self, argv: list[str], cwd, env: dict, stdin_pipe: bool, wrapper: str | None = None) -> ForkedProc:
-        """Fork a child running ``argv`` (after ``python -m perfreport.cli.app``, or after
+        """Fork a child running ``argv`` (after ``python -m perfreport``, or after
         ``python -c wrapper``) with pipes for stdout and stderr, and one for stdin when asked."""
         if self.current is not None and self.current.returncode is None:  # a run abandoned by a failed test
             self.current.kill()
@@ -220,7 +220,7 @@ def _serve(sock: socket.socket) -> dict:
 
 
 def _child(req: dict) -> None:
-    """Become ``python -m perfreport.cli.app ARGS`` (or ``python -c WRAPPER ARGS``) in ``cwd``."""
+    """Become ``python -m perfreport ARGS`` (or ``python -c WRAPPER ARGS``) in ``cwd``."""
     import runpy
     import tempfile
     import types
@@ -232,7 +232,7 @@ def _child(req: dict) -> None:
     if req["wrapper"] is None:
         sys.argv = ["-m", *req["argv"]]  # run_module puts the module's path first
         sys.path[0] = os.getcwd()  # what -m puts there
-        runpy.run_module("perfreport.cli.app", run_name="__main__", alter_sys=True)
+        runpy.run_module("perfreport", run_name="__main__", alter_sys=True)
     else:
         sys.argv = ["-c", *req["argv"]]
         sys.path[0] = ""  # what -c puts there

@@ -99,7 +99,7 @@ class Spec:
     args: list
     stdin: bytes | Callable | None = None
     outputs: tuple = ()  # paths (relative to the case dir) that may appear
-    wrapper: str | None = None  # python code run instead of ``-m perfreport.cli.app``
+    wrapper: str | None = None  # python code run instead of ``-m perfreport``
     shell: str | None = None  # a bash command; "$@" is the CLI (for <(...), > /dev/full)
     preexec: Callable | None = None
     command: str = "analyze"  # the subcommand (diff, bench-pa)
@@ -263,7 +263,7 @@ def _hwm():
             open("peak_rss_kb.txt", "w").write(line.split()[1])
 atexit.register(_hwm)
 sys.argv = ["perfreport", *sys.argv[1:]]
-from perfreport.cli.app import main
+from perfreport.cli.main import main
 main()
 """
 

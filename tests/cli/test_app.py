@@ -1,6 +1,4 @@
-"""cli/app.py: the commands the app registers, --version, and main()'s exit codes: bad input 2
-with one line, an interrupt 130 (or the signal's code) saying no partial output was left, a
-closed pipe 0."""
+"""cli/app.py: the commands the app registers, --version, and what a start imports."""
 
 from __future__ import annotations
 
@@ -9,7 +7,6 @@ from typer.testing import CliRunner
 
 import perfreport
 import perfreport.cli.app as A
-from perfreport.errors import BadInput, Interrupted
 
 
 def test_the_commands_and_the_version():
@@ -20,49 +17,11 @@ def test_the_commands_and_the_version():
     assert r.exit_code == 0 and perfreport.__version__ in r.stdout
 
 
-@pytest.mark.parametrize(
-    ("exc", "code", "line"),
-    [
-        (BadInput("t.json", "file is empty"), 2, "t.json: file is empty"),
-        (KeyboardInterrupt(), 130, "interrupted"),
-        (BrokenPipeError(), 0, None),
-    ],
-)
-def test_main_maps_errors_to_exit_codes(monkeypatch, capsys, exc, code, line):
-    def boom():
-        raise exc
-
-    monkeypatch.setattr(A, "app", boom)
-    monkeypatch.setattr(A, "exit_on_signals", lambda: None)
-    with pytest.raises(SystemExit) as e:
-        A.main()
-    assert e.value.code == code
-    err = capsys.readouterr().err
-    if line is None:
-        assert err == ""
-    else:
-        assert err.strip().endswith(line) and len(err.strip().splitlines()) == 1
-
-
-def test_main_on_a_signal_says_no_partial_output_was_left(monkeypatch, capsys):
-    import signal
-
-    def boom():
-        raise Interrupted(signal.SIGTERM)
-
-    monkeypatch.setattr(A, "app", boom)
-    monkeypatch.setattr(A, "exit_on_signals", lambda: None)
-    with pytest.raises(SystemExit) as e:
-        A.main()
-    assert e.value.code == 128 + signal.SIGTERM
-    assert "interrupted (SIGTERM); no partial output was left" in capsys.readouterr().err
-
-
 # run the command line in a fresh interpreter, then list on stderr the modules it imported
 _MODULES_AFTER = """
 import sys
 sys.argv = ["perfreport", *sys.argv[1:]]
-from perfreport.cli.app import main
+from perfreport.cli.main import main
 try:
     main()
 except SystemExit as e:
@@ -151,45 +110,3 @@ def test_bench_pa_imports_torch_when_a_default_depends_on_the_gpu(tmp_path):
         pytest.skip("torch not installed")
     err, mods = _modules_after("bench-pa", "--query-len", "100000", "-q", tmp_path=tmp_path)
     assert "torch" in mods and "exceeds --context" in err and "exit 2" in err, err
-
-
-@pytest.mark.parametrize(
-    ("argv", "environ", "threads"),
-    [
-        (["perfreport", "analyze", "t.json"], {}, "1"),
-        (["perfreport", "archs"], {}, "1"),
-        (["perfreport"], {}, "1"),
-        (["perfreport", "analyze", "t.json"], {"OPENBLAS_NUM_THREADS": "8"}, "8"),  # the user's count kept
-        (["perfreport", "bench-pa", "--context", "2k"], {}, None),  # torch's BLAS: left alone
-    ],
-)
-def test_the_command_line_asks_numpy_for_one_blas_thread(argv, environ, threads):
-    from perfreport.cli.app import one_blas_thread
-
-    one_blas_thread(argv, environ)
-    assert environ.get("OPENBLAS_NUM_THREADS") == threads
-
-
-def test_numpy_imported_by_analyze_runs_one_blas_thread(tmp_path):
-    """The setting reaches numpy: the run's BLAS has one thread (numpy's threadpool probe)."""
-    probe = (
-        "import sys; sys.argv = ['perfreport', 'archs', '--json']\n"
-        "import os; os.environ.pop('OPENBLAS_NUM_THREADS', None)\n"
-        "from perfreport.cli import app; app.one_blas_thread(sys.argv)\n"
-        "import numpy, ctypes, glob\n"
-        "lib = glob.glob(os.path.join(os.path.dirname(numpy.__file__), os.pardir, 'numpy.libs', '*openblas*'))\n"
-        "n = None\n"
-        "if lib:\n"
-        "    so = ctypes.CDLL(lib[0])\n"
-        "    f = next((getattr(so, s, None) for s in ('scipy_openblas_get_num_threads64_', 'openblas_get_num_threads64_', 'openblas_get_num_threads') if getattr(so, s, None)), None)\n"
-        "    n = f() if f else None\n"
-        "print(n)\n"
-    )
-    import subprocess
-    import sys
-
-    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    if r.stdout.strip() == "None":
-        pytest.skip("numpy's BLAS here is not a bundled OpenBLAS")
-    assert r.stdout.strip() == "1"

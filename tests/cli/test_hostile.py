@@ -604,7 +604,7 @@ def save(path, parts, clean):
     time.sleep(10)
 excel.write_package = save
 sys.argv = ["perfreport", *sys.argv[1:]]
-from perfreport.cli.app import main
+from perfreport.cli.main import main
 main()
 """
 

@@ -193,7 +193,7 @@ def write_text(self, *a, **k):
     return orig(self, *a, **k)
 pathlib.Path.write_text = write_text
 sys.argv = ["perfreport", *sys.argv[1:]]
-from perfreport.cli.app import main
+from perfreport.cli.main import main
 main()
 """
 
@@ -208,7 +208,7 @@ _SIGNAL_AT = """
 import os, signal, sys, time
 {patch}
 sys.argv = ["perfreport", *sys.argv[1:]]
-from perfreport.cli.app import main
+from perfreport.cli.main import main
 main()
 """
 # all workers done, their workbooks staged: the signal arrives before the merge

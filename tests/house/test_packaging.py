@@ -80,7 +80,7 @@ class Block(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, Block())
 for mod in list(sys.modules):
     assert mod.split(".")[0] not in BLOCK, mod
-from perfreport.cli.app import main
+from perfreport.cli.main import main
 for argv in sys.argv[2:]:
     sys.argv = ["perfreport"] + argv.split("\x1f")
     try:

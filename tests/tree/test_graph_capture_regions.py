@@ -107,7 +107,7 @@ def test_a_capture_of_neither_layout_fails_in_one_line(tmp_path):
         [
             sys.executable,
             "-m",
-            "perfreport.cli.app",
+            "perfreport",
             "analyze",
             str(SGL_REPLAY),
             "--graph-capture",
