@@ -36,3 +36,22 @@ def test_several_names_wanted_keep_the_ops_order_and_extra_names_count():
     assert got == [("aten::stack", 5.0), ("aten::cat", 1.0), ("aten::cat", 4.0)]
     got = [(o.name, o.ts) for o in ops_needing(t, "no_such_key", frozenset({"aten::mm", "aten::cat"}))]
     assert got == [("aten::cat", 1.0), ("aten::mm", 3.0), ("aten::cat", 4.0)]
+
+
+def test_run_passes_looks_each_name_up_once_and_forgets_after(monkeypatch):
+    import perfreport.models.registry as R
+    import perfreport.passes as PS
+
+    calls = []
+    real = R.model_for
+    monkeypatch.setattr(R, "model_for", lambda n: calls.append(n) or real(n))
+    got = []
+    passes = [PS.Pass(f"p{i}", (), lambda t: got.append(len(ops_needing(t, "element_bytes"))), i) for i in range(3)]
+    monkeypatch.setattr(PS, "PASSES", passes)
+    monkeypatch.setattr(PS, "_loaded", True)
+    t = _tree(ROWS)
+    PS.run_passes(t)
+    assert got == [3, 3, 3] and sorted(calls) == ["aten::cat", "aten::mm", "aten::stack"]  # cpu_op names, once
+    assert PS._NEEDS == []
+    ops_needing(t, "element_bytes")  # outside run_passes: looked up afresh
+    assert len(calls) == 6
