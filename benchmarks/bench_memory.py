@@ -44,7 +44,10 @@ def mark(stage):
         f.write("5")
     rows.append([stage, rss, rss])
 mark("imports (command line)")
-from perfreport.cli.main import main
+try:
+    from perfreport.cli.main import main
+except ImportError:  # a checkout before cli/main.py
+    from perfreport.cli.app import main
 import perfreport.pipeline as P, perfreport.tables as T, perfreport.tables.perf as TP, perfreport.report as R
 def wrap(mod, name, label):
     f = getattr(mod, name, None)

@@ -30,6 +30,11 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# the command line's imports (a checkout before cli/main.py: cli/app.py's)
+_IMPORTS = (
+    "import importlib, importlib.util as u; "
+    "importlib.import_module('perfreport.cli.main' if u.find_spec('perfreport.cli.main') else 'perfreport.cli.app')"
+)
 _MEASURE = (
     "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
     "u = resource.getrusage(resource.RUSAGE_CHILDREN); print(r.returncode, u.ru_utime + u.ru_stime)"
@@ -78,7 +83,7 @@ def main() -> None:
         print("|---|---|---|---|---|---|")
         cmds = {
             "start": [py, "-c", "pass"],
-            "imports": [py, "-c", "import perfreport.cli.main"],
+            "imports": [py, "-c", _IMPORTS],
             "run": [py, "-m", "perfreport", "analyze", str(t), "-o", f"{d}/s.xlsx", "-q"],
         }
         for _, tree in trees:
