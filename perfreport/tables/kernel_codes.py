@@ -24,6 +24,18 @@ def first_codes(values) -> tuple[np.ndarray, list]:
     return np.fromiter(map(lut.__getitem__, values), dtype=np.int32, count=len(values)), list(lut)
 
 
+def first_seen(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(int32 code of each of ``key`` (ints), the position of each code's first key): codes
+    numbered in order of first appearance, as a dict filled key by key numbers them."""
+    if not key.size:
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.intp)
+    u, first, inv = np.unique(key, return_index=True, return_inverse=True)  # (first: the earliest)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(u.size, dtype=np.int32)
+    rank[order] = np.arange(u.size, dtype=np.int32)
+    return rank[inv.reshape(-1)], first[order]
+
+
 def dense_codes(key: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     """(int32 code of each of ``key`` (ints in [0, m)), the distinct keys, ascending, one per code)."""
     if m <= 4 * key.size + 4096:  # a table as long as the keys' range: no sort
@@ -104,4 +116,13 @@ def looked_up(uid: np.ndarray, table: dict) -> tuple[np.ndarray, np.ndarray]:
     return at, vals[pos[at]]
 
 
-__all__ = ["dense_codes", "first_codes", "kinds", "looked_up", "name_stream_codes", "stream_value_codes", "uids_of"]
+__all__ = [
+    "dense_codes",
+    "first_codes",
+    "first_seen",
+    "kinds",
+    "looked_up",
+    "name_stream_codes",
+    "stream_value_codes",
+    "uids_of",
+]
