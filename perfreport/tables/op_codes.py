@@ -8,27 +8,23 @@ per entry of its ``args_table`` and gathered by the ops' ``args`` codes; else re
 
 from __future__ import annotations
 
-from itertools import repeat
-from operator import attrgetter, is_
+from operator import attrgetter
 
 import numpy as np
 
 from perfreport.events import _EMPTY
+from perfreport.tables.op_times import shared_uids
 
-_args, _src, _uid = attrgetter("args"), attrgetter("_src"), attrgetter("uid")
+_args = attrgetter("args")
 
 
 def _column_codes(ops):
     """(the ops' shared columns, their int32 ``args`` codes), or None when they do not all read
     from one :class:`~perfreport.events.Columns` with an args table."""
-    n = len(ops)
-    src = ops[0]._src if n else None
-    if not n or src.__class__ is tuple or getattr(src, "args_table", None) is None:
+    src, uid = shared_uids(ops)
+    if uid is None or getattr(src, "args_table", None) is None:
         return None
-    if not all(map(is_, map(_src, ops), repeat(src))):  # (C loops)
-        return None
-    uid = np.fromiter(map(_uid, ops), dtype=np.intp, count=n)
-    return src, np.frombuffer(src.args, dtype=np.int32)[uid] if len(src.args) else np.zeros(0, np.int32)
+    return src, np.frombuffer(src.args, dtype=np.int32)[uid]
 
 
 def args_ids(ops, empty: int | None = None) -> np.ndarray:
