@@ -14,7 +14,7 @@ import numpy as np
 from perfreport.events import _EMPTY, CPU_OP
 from perfreport.stats.order import median
 from perfreport.tables.kernel_codes import first_codes, first_seen, stream_value_codes
-from perfreport.tables.op_codes import args_ids
+from perfreport.tables.op_codes import args_codes
 from perfreport.tables.op_times import LAUNCH, event_columns, gpu_time
 from perfreport.tables.ops import UNLINKED, category, kernel_category
 from perfreport.tables.columns import INT, PCT, US
@@ -36,7 +36,7 @@ def parent_op(g):
 
 def gpu_parents(tree) -> tuple[np.ndarray, list, np.ndarray, list]:
     """``(op_code, ops, code, table)``: for each event ``i`` of ``tree.gpu`` its
-    :attr:`GpuEvent.op` ``ops[op_code[i]]`` and the index ``code[i]`` of its (parent op name,
+    :attr:`GpuEvent.op` ``ops[op_code[i]]`` (one entry per launcher: an op may repeat) and the index ``code[i]`` of its (parent op name,
     category) (:func:`parent_op`) in ``table`` (numbered as first seen). What depends on the
     launcher alone is found once per launcher (its op), what depends on the op alone once per op
     (a cpu_op's category: a registry lookup once per name); an annotation's kernels are told
@@ -44,18 +44,18 @@ def gpu_parents(tree) -> tuple[np.ndarray, list, np.ndarray, list]:
     gpu = tree.gpu
     lcode, launchers = first_codes(list(map(_launcher, gpu)))
     keys: dict = {}  # (name, category) -> raw code
-    lraw = np.full(len(launchers), -1, dtype=np.int64)  # per launcher: raw code (-1: event by event)
+    lraw = np.full(len(launchers), -1, dtype=np.int32)  # per launcher: raw code (-1: event by event)
     lops = list(launchers)  # per launcher: its op
     # a cpu_op launcher (the usual: the tree has no record of most launch calls) is its own op,
     # and its row is its name's (a cpu_op's category is its name's): found once per name
-    cpu = [i for i, lr in enumerate(launchers) if lr is not None and lr.cat == CPU_OP]
-    names = [launchers[i].name for i in cpu]
-    nc, distinct = first_codes(names)
-    rep = dict(zip(reversed(names), (launchers[i] for i in reversed(cpu))))  # each name's first op
+    cpu = [lr for lr in launchers if lr is not None and lr.cat == CPU_OP]
+    is_cpu = np.fromiter((lr is not None and lr.cat == CPU_OP for lr in launchers), dtype=bool, count=len(launchers))
+    nc, distinct = first_codes(cpu, _name)
+    rep = {lr.name: lr for lr in reversed(cpu)}  # each name's first op
     by_name = {n: category(rep[n]) for n in distinct}
     lut = [keys.setdefault((n, by_name[n]), len(keys)) for n in distinct]
-    lraw[cpu] = np.asarray(lut or [0], dtype=np.int64)[nc]
-    del names, rep, nc
+    lraw[is_cpu] = np.asarray(lut or [0], dtype=np.int32)[nc]
+    del cpu, is_cpu, rep, nc
     for i in np.flatnonzero(lraw < 0).tolist():  # no launcher, a launch call, an annotation
         lr = op = launchers[i]
         while op is not None and op.cat in LAUNCH:  # (GpuEvent.op)
@@ -79,9 +79,7 @@ def gpu_parents(tree) -> tuple[np.ndarray, list, np.ndarray, list]:
         raw[i] = keys.setdefault(parent_op(gpu[i]), len(keys))
     code, first = first_seen(raw)
     table = list(keys)
-    ocode, ops = first_codes(lops)
-    op_code = ocode[lcode] if len(gpu) else np.zeros(0, dtype=np.int32)
-    return op_code, ops, code, [table[r] for r in raw[first].tolist()]
+    return lcode, lops, code, [table[r] for r in raw[first].tolist()]
 
 
 def _by_group(gid: np.ndarray, n: int, values: np.ndarray) -> list[np.ndarray]:
@@ -171,11 +169,13 @@ def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0, parent
     # event without an op is a row of its own
     pn = first_codes([p for p, _ in table])[0][pcode[short]]
     kn, knames = first_codes([gpu[e].name for e in short])
-    used, oc = np.unique(op_code[short], return_inverse=True)  # the short events' ops
-    used, oc = [ops[i] for i in used.tolist()], oc.reshape(-1)
+    lc = op_code[short]
+    oc, at = first_seen(lc)  # the short events' launchers, numbered as first seen
+    used = [ops[i] for i in lc[at].tolist()]  # their ops
+    del lc, at
     has = [i for i, op in enumerate(used) if op is not None]
     aid = np.zeros(len(used), dtype=np.int64)  # argument-set code of each (0: no op)
-    aid[has] = first_seen(args_ids([used[i] for i in has]))[0] + 1
+    aid[has] = args_codes([used[i] for i in has]) + 1
     key = aid[oc]
     alone = np.flatnonzero(key == 0)  # (codes past every argument set's: one per event)
     key[alone] = len(used) + 1 + np.arange(alone.size)

@@ -8,14 +8,11 @@ per entry of its ``args_table`` and gathered by the ops' ``args`` codes; else re
 
 from __future__ import annotations
 
-from operator import attrgetter
-
 import numpy as np
 
 from perfreport.events import _EMPTY
+from perfreport.tables.kernel_codes import first_codes, first_seen
 from perfreport.tables.op_times import shared_uids
-
-_args = attrgetter("args")
 
 
 def _column_codes(ops):
@@ -27,18 +24,25 @@ def _column_codes(ops):
     return src, np.frombuffer(src.args, dtype=np.int32)[uid]
 
 
-def args_ids(ops, empty: int | None = None) -> np.ndarray:
-    """int64 ``id(op.args)`` of each of ``ops`` (a list); with ``empty`` given, that value for
-    the ops whose arguments are empty (``not op.args``) instead."""
+def args_codes(ops, empty: bool = False) -> np.ndarray:
+    """int32 code of each of ``ops``' argument set (a list of ops): equal codes for the same
+    ``op.args`` dict, numbered in order of first appearance; with ``empty``, one code for every
+    op whose arguments are empty (``not op.args``) as well. Found per entry of the columns'
+    ``args_table`` where the ops read from one (small ints, no id per op), else op by op."""
     col = _column_codes(ops)
     if col is None:
-        if empty is None:
-            return np.fromiter(map(id, map(_args, ops)), dtype=np.int64, count=len(ops))
-        return np.fromiter((id(a) if (a := o.args) else empty for o in ops), dtype=np.int64, count=len(ops))
+        if empty:
+            return first_codes([id(a) if (a := o.args) else 0 for o in ops])[0]  # (no id is 0)
+        return first_codes(ops, _arg_id)[0]
     src, code = col
-    table = src.args_table  # (its last entry is None: code -1)
-    lut = [id(a if a is not None else _EMPTY) if empty is None or a else empty for a in table]
-    return np.array(lut, dtype=np.int64)[code]
+    table = src.args_table  # (its last entry is None: code -1, read as the empty mapping)
+    ident = [id(a if a is not None else _EMPTY) if not empty or a else 0 for a in table]
+    lut = first_codes(ident)[0]  # (one code per distinct dict)
+    return first_seen(lut[code])[0]
 
 
-__all__ = ["args_ids"]
+def _arg_id(op) -> int:
+    return id(op.args)
+
+
+__all__ = ["args_codes"]

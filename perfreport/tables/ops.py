@@ -19,7 +19,7 @@ from perfreport.events import CPU_OP, DRIVER, MEMCPY, MEMSET, RUNTIME
 from perfreport.models.registry import category_of
 from perfreport.stats.order import median
 from perfreport.tables.kernel_codes import first_codes, first_seen, name_stream_codes
-from perfreport.tables.op_codes import args_ids
+from perfreport.tables.op_codes import args_codes
 from perfreport.tables.op_times import LAUNCH, OpTimes, event_columns, gpu_time, kernel_time, shared, shared_uids
 from perfreport.tables.timeline import is_comm_name
 from perfreport.tables.columns import INT, PCT, US
@@ -27,7 +27,7 @@ from perfreport.tables.sheet import Sheet, fmt_dims, fmt_list, rank
 from perfreport.tables import columns as C
 
 UNLINKED = "(unlinked GPU events)"
-_uid, _kernels = attrgetter("uid"), attrgetter("kernels")
+_uid, _kernels, _name = attrgetter("uid"), attrgetter("kernels"), attrgetter("name")
 
 
 def op_rows(tree, times: OpTimes) -> list:
@@ -112,7 +112,7 @@ def ops_summary(tree, times: OpTimes, ops: list | None = None) -> Sheet:
     order (``np.bincount`` over the name codes adds in that order); its category that of its
     first op (the next one's where that has none). ``ops``: :func:`op_rows`, if made."""
     ops = op_rows(tree, times) if ops is None else ops
-    code, names = first_codes([o.name for o in ops])
+    code, names = first_codes(ops, _name)
     uid, dur = _op_durs(ops)
     n = len(names)
     count = np.bincount(code, minlength=n).tolist()
@@ -274,9 +274,9 @@ def _kernel_texts(ops: list, gid: np.ndarray, ngroups: int) -> list[str]:
     them group by group would)."""
     kl = [k or () for k in map(_kernels, ops)]
     flat = list(chain.from_iterable(kl))
-    grp = np.repeat(gid.astype(np.int32), np.fromiter(map(len, kl), dtype=np.intp, count=len(kl)))
+    grp = np.repeat(gid, np.fromiter(map(len, kl), dtype=np.int32, count=len(kl)))
     del kl
-    name_code, names = first_codes([k.name for k in flat])
+    name_code, names = first_codes(flat, _name)
     with shared(flat):  # (one uid gather for the streams and the durations)
         code, keys = name_stream_codes(flat, name_code, names)
         (durs,) = event_columns(flat, {"dur": "dur"})
@@ -306,10 +306,11 @@ def ops_unique_args(tree, times: OpTimes, ops: list | None = None) -> Sheet:
     values in op order, the statistics those of per-group arrays). ``ops``: :func:`op_rows`, if made."""
     ops = op_rows(tree, times) if ops is None else ops
     # a group per (name, argument set; args dicts are interned by the reader), numbered as first seen
-    name_code, names = first_codes([o.name for o in ops])
-    gid = name_code.astype(np.int64) * (len(ops) + 1) + first_seen(args_ids(ops, empty=-1))[0]
+    name_code, names = first_codes(ops, _name)
+    ac = args_codes(ops, empty=True)
+    gid = name_code.astype(np.int64) * (int(ac.max()) + 1 if ac.size else 1) + ac
+    del ac
     gid, at = first_seen(gid)
-    gid = gid.astype(np.intp)
     ng = at.size
     texts = _kernel_texts(ops, gid, ng)
     uid, cpu_all = _op_durs(ops)

@@ -17,7 +17,7 @@ from perfreport.stats.order import median
 from perfreport.tables import flags as fl
 from perfreport.tables.kernel_codes import dense_codes, first_codes, first_seen, kinds, looked_up, name_stream_codes
 from perfreport.tables.kernel_codes import uids_of
-from perfreport.tables.op_codes import args_ids
+from perfreport.tables.op_codes import args_codes
 from perfreport.tables.op_times import event_columns, shared
 from perfreport.tables.ops import KernelAcc, kernel_lists, category
 from perfreport.tables.perf_units import LAUNCH, collect_units, linked_units, sig_codes
@@ -120,42 +120,45 @@ def _kind(g) -> int:
     return _COMM if is_comm(g) else _PLAIN
 
 
-def _group_codes(units: list, unlinked: list) -> tuple[np.ndarray, dict]:
-    """(group code of each unit: the linked ``units`` (:func:`linked_units`), then one per
-    ``unlinked`` event; {group key: _Group}, in code order). A model is evaluated once per
+def _group_codes(units: tuple, unlinked: list) -> tuple[np.ndarray, dict, np.ndarray]:
+    """(group code of each unit: the linked ``units`` (:func:`~.perf_units.linked_units`), then one
+    per ``unlinked`` event; {group key: _Group}, in code order; whether each linked unit has a
+    model). A model is evaluated once per
     (op name, argument set, meta key), on its first op; a group is keyed by (name, argument set,
     the model's parameters, its reason), or for an unmodelled unit (name, argument set, None,
     its category: None for a cpu_op, "unlinked" for an unlinked event)."""
-    n = len(units)
-    ops, names, kss, clss, mks = zip(*units) if n else ((),) * 5
-    aid = args_ids(ops)  # id(op.args)
+    ops, names, kss, clss, mks = units
+    n = len(ops)
+    aid = args_codes(ops)  # (the same code: the same op.args dict)
     modelled = np.fromiter(map(is_not, clss, repeat(None)), dtype=bool, count=n)
     mod = np.flatnonzero(modelled)
     # the cache key (name, argument set, meta key) of each unit, as one int
     key = first_codes(names)[0]
-    for part in (first_seen(aid)[0], first_codes(mks)[0]):
+    for part in (aid, first_codes(mks)[0]):
         key = key.astype(np.int64) * (int(part.max()) + 1 if n else 1) + part
         key = first_seen(key)[0]  # (codes again: the next product stays below n²)
     ck, first = first_seen(key[mod])
+    del key
     gindex: dict = {}  # group key -> raw code (in order of first evaluation)
     ck_raw, ck_ev = [], []
-    aid = aid.tolist()
     for u in mod[first].tolist():
         e = Eval(clss[u], ops[u])
-        ck_raw.append(gindex.setdefault((names[u], aid[u], repr(e.params), e.reason), len(gindex)))
+        ck_raw.append(gindex.setdefault((names[u], int(aid[u]), repr(e.params), e.reason), len(gindex)))
         ck_ev.append(e)
-    raw = np.empty(n + len(unlinked), dtype=np.int64)
-    unit_ck = np.full(n + 1, -1, dtype=np.int64)  # each unit's cache code (-1: no model; [n]: the unlinked)
+    raw = np.empty(n + len(unlinked), dtype=np.int32)
+    unit_ck = np.full(n + 1, -1, dtype=np.int32)  # each unit's cache code (-1: no model; [n]: the unlinked)
     unit_ck[mod] = ck
-    raw[mod] = np.asarray(ck_raw, dtype=np.int64)[ck]
+    raw[mod] = np.asarray(ck_raw, dtype=np.int32)[ck]
+    del mod, ck
     for i in np.flatnonzero(~modelled).tolist():
         op = ops[i]
         cat = None if op.cat == CPU_OP else category(op, kss[i])
-        raw[i] = gindex.setdefault((names[i], aid[i], None, cat), len(gindex))
+        raw[i] = gindex.setdefault((names[i], int(aid[i]), None, cat), len(gindex))
+    del aid
     if unlinked:
         nc, kn = first_codes([g.name for g in unlinked])
         lut = [gindex.setdefault((f"(unlinked) {k}", 0, None, "unlinked"), len(gindex)) for k in kn]
-        raw[n:] = np.asarray(lut, dtype=np.int64)[nc]
+        raw[n:] = np.asarray(lut, dtype=np.int32)[nc]
     gid, at = first_seen(raw)
     keys = list(gindex)
     groups: dict = {}
@@ -163,44 +166,46 @@ def _group_codes(units: list, unlinked: list) -> tuple[np.ndarray, dict]:
         c = int(unit_ck[min(u, n)])
         grp = groups[keys[r]] = _Group(ops[u] if u < n else None, ck_ev[c] if c >= 0 else None)
         grp.ix = ix
-    return gid, groups
+    return gid, groups, modelled
 
 
 def group_units(tree) -> dict:
     """{group key: _Group} of every unit of :func:`collect_units`.
 
     The units' codes (group, kernel list) are found per distinct value (:func:`_group_codes`,
-    :func:`_sig_codes`); their kernels are laid end to end once; each unit's time and overlap and
+    :func:`~.perf_units.sig_codes`); their kernels are laid end to end once; each unit's time and overlap and
     each part's copy / communication / graph time and kernel list are then sums over them with
     ``np.bincount``, which adds in order, as summing per unit did, so the figures are the same."""
     has_gpu = bool(tree.gpu)
     overlapped = fl.cross_stream_overlap_us(tree.gpu) if has_gpu else {}
     units = linked_units(tree)
     unlinked = [g for g in tree.gpu if g.launcher is None]
-    gid, groups = _group_codes(units, unlinked)
-    kss = [u[2] for u in units]
+    gid, groups, modelled = _group_codes(units, unlinked)
+    unit_ops, kss = units[0], units[2]
+    del units  # (the names, models and meta keys are freed here)
     lens = np.fromiter(map(len, kss), dtype=np.int32, count=len(kss))
     lens = np.concatenate((lens, np.ones(len(unlinked), dtype=np.int32)))
     flat = list(chain.from_iterable(kss))  # every unit's kernels, unit after unit
     flat.extend(unlinked)
-    del kss
-    kname, names = first_codes(list(map(_name, flat)))  # (in order of first appearance)
+    kname, names = first_codes(flat, _name)  # (in order of first appearance)
     sig = sig_codes(kname, lens, len(names))
     graph_at: list = []  # positions in flat of graph-launched kernels of unmodelled units
     at = 0
-    for op, _, ks, cls, _ in units:
-        if cls is None:  # (an unlinked kernel has no launch call)
+    for ks, m in zip(kss, modelled.tolist()):
+        if not m:  # (an unlinked kernel has no launch call)
             for i, g in enumerate(ks):
                 if "GraphLaunch" in (g.launch_name or ""):
                     graph_at.append(at + i)
         at += len(ks)
-    unit_ops = [u[0] for u in units]
+    del kss, modelled
     cpu_times = None if has_gpu else [op.dur for op in unit_ops]  # (traces without GPU events)
     unit_ops.extend([None] * len(unlinked))
-    del units, unlinked
+    del unlinked
     unit_part, parts, members = _parts(list(groups.values()), gid, sig, unit_ops)
     del gid, sig, unit_ops
-    _sums(flat, [kname, names], lens, unit_part, parts, graph_at, members, overlapped, cpu_times)
+    knames = [kname, names]
+    del kname, names  # (_sums frees the codes once read)
+    _sums(flat, knames, lens, unit_part, parts, graph_at, members, overlapped, cpu_times)
     return groups
 
 

@@ -78,7 +78,8 @@ def test_looked_up_is_dict_get():
 
 def test_first_seen_numbers_keys_as_a_dict_filled_key_by_key():
     rng = np.random.default_rng(5)
-    for key in [[], [7], [3, 3, -1, 3, 9, -1]] + [rng.integers(-5, 50, 80).tolist() for _ in range(10)]:
+    wide = [(rng.integers(0, 6, 50) * 10**12 - 7).tolist() for _ in range(5)]  # (the np.unique path)
+    for key in [[], [7], [3, 3, -1, 3, 9, -1]] + [rng.integers(-5, 50, 80).tolist() for _ in range(10)] + wide:
         seen: dict = {}
         want = [seen.setdefault(k, len(seen)) for k in key]
         code, first = first_seen(np.asarray(key, dtype=np.int64))

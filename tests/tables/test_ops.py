@@ -116,7 +116,13 @@ def test_op_sheets_read_as_the_op_by_op_loops(name):
     times = OpTimes(tree)
     want = _summary_loop(tree, times)
     got = {
-        r[C.NAME]: (r[C.CATEGORY], r[C.COUNT], r[C.DIRECT_KERNEL_TIME_US], r[C.SUBTREE_KERNEL_TIME_US], r[C.CPU_TIME_US])
+        r[C.NAME]: (
+            r[C.CATEGORY],
+            r[C.COUNT],
+            r[C.DIRECT_KERNEL_TIME_US],
+            r[C.SUBTREE_KERNEL_TIME_US],
+            r[C.CPU_TIME_US],
+        )
         for r in ops_summary(tree, times).records()
         if r[C.NAME] != UNLINKED
     }

@@ -178,7 +178,11 @@ def test_group_codes_group_as_the_unit_loop(tmp_path):
     trees = [load_tree(str(fix / f"{n}.json.gz")) for n in ("serving_inductor", "sglang_tiny_graph", "cpu_block")]
     for tree in trees + [_trace(tmp_path, [10, 100, 10, 100])]:
         keys, first = _group_loop(tree)
-        gid, groups = _group_codes(linked_units(tree), [g for g in tree.gpu if g.launcher is None])
-        assert list(groups) == list(first) and [list(groups)[c] for c in gid.tolist()] == keys
+        gid, groups, modelled = _group_codes(linked_units(tree), [g for g in tree.gpu if g.launcher is None])
+        seen: dict = {}
+        assert gid.tolist() == [seen.setdefault(k, len(seen)) for k in keys]  # (as the loop groups them)
+        drop = [(k[0], k[2], k[3]) for k in groups]  # (an argument set: its code here, its id there)
+        assert drop == [(k[0], k[2], k[3]) for k in first]
         assert [(g.op0, g.ev and g.ev.params) for g in groups.values()] == list(first.values())
         assert [g.ix for g in groups.values()] == list(range(len(groups)))
+        assert modelled.tolist() == [cls is not None for cls in linked_units(tree)[3]]
