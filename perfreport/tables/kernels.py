@@ -42,7 +42,7 @@ def gpu_parents(tree) -> tuple[np.ndarray, list, np.ndarray, list]:
     (a cpu_op's category: a registry lookup once per name); an annotation's kernels are told
     apart event by event. Both kernel sheets group on it (int32 codes, not a tuple per event)."""
     gpu = tree.gpu
-    lcode, launchers = first_codes(list(map(_launcher, gpu)))
+    lcode, launchers = first_codes(gpu, _launcher)
     keys: dict = {}  # (name, category) -> raw code
     lraw = np.full(len(launchers), -1, dtype=np.int32)  # per launcher: raw code (-1: event by event)
     lops = list(launchers)  # per launcher: its op
@@ -101,7 +101,7 @@ def kernel_summary(tree, total_time_us: float, parents: list | None = None) -> S
     _, _, pcode, table = parents or gpu_parents(tree)
     # a row per (parent op name, kernel name, stream), numbered as first seen
     pn, pnames = first_codes([p for p, _ in table])
-    kn, knames = first_codes(list(map(_name, gpu)))
+    kn, knames = first_codes(gpu, _name)
     sc, streams = stream_value_codes(gpu)
     gid = first_seen(pn[pcode].astype(np.int64) * len(knames) + kn)[0].astype(np.int64) * len(streams) + sc
     gid, at = first_seen(gid)
