@@ -12,7 +12,7 @@ from perfreport.tables.gpu_arrays import gpu_arrays
 from perfreport.tables.idle import idle_time
 from perfreport.tables.kernels import gpu_parents, kernel_summary, short_kernels
 from perfreport.tables.op_times import OpTimes, forget_uids, gpu_time, shared
-from perfreport.tables.ops import ops_summary, ops_summary_by_category, ops_unique_args
+from perfreport.tables.ops import op_rows, ops_summary, ops_summary_by_category, ops_unique_args
 from perfreport.tables.launches import launch_queue, launch_stats
 from perfreport.tables.sheet import Sheet
 from perfreport.tables.steps import steps_sheet
@@ -59,11 +59,12 @@ def _build(tree, short_kernel_us, include_unlinked, spec, perf, target_roofline,
     between = _between_kernels(tree, include_unlinked, steps_note, keep)
     times = OpTimes(tree)
     total = 1000.0 * sum(r[2] for r in tl.rows if r[1] == "total")
-    summ = ops_summary(tree, times)
+    rows = op_rows(tree, times)  # the ops both op sheets read
+    summ = ops_summary(tree, times, rows)
     sheets.append(ops_summary_by_category(summ, tree))
     sheets.append(summ)
-    sheets.append(ops_unique_args(tree, times))
-    del times  # (two float64 columns per CPU event: freed before the kernel and perf sheets' peaks)
+    sheets.append(ops_unique_args(tree, times, rows))
+    del times, rows  # (two float64 columns per CPU event: freed before the kernel and perf sheets' peaks)
     if tree.gpu:
         parents = gpu_parents(tree)  # both kernel sheets group on it
         sheets.append(kernel_summary(tree, total, parents))

@@ -8,6 +8,7 @@ peak). The events' streams come from the reader's ``ds`` column where they all r
 
 from __future__ import annotations
 
+from itertools import count
 from operator import attrgetter
 
 import numpy as np
@@ -17,11 +18,51 @@ from perfreport.tables.op_times import shared_uids
 _cat, _uid = attrgetter("cat"), attrgetter("uid")
 
 
-def first_codes(values) -> tuple[np.ndarray, list]:
+def first_codes(values, key=None) -> tuple[np.ndarray, list]:
     """(int32 code of each of ``values`` (a list), the distinct values in order of first
-    appearance: the numbering ``d.setdefault(value, len(d))`` value by value gives)."""
-    lut = {v: i for i, v in enumerate(dict.fromkeys(values))}
-    return np.fromiter(map(lut.__getitem__, values), dtype=np.int32, count=len(values)), list(lut)
+    appearance: the numbering ``d.setdefault(value, len(d))`` value by value gives). With ``key``
+    (a function), of ``key(v)`` for each of ``values``, read twice rather than listed."""
+    lut = dict.fromkeys(values if key is None else map(key, values))
+    lut.update(zip(lut, count()))  # (its values set in place: one dict, not two, at the peak)
+    it = values if key is None else map(key, values)
+    return np.fromiter(map(lut.__getitem__, it), dtype=np.int32, count=len(values)), list(lut)
+
+
+def first_seen(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(int32 code of each of ``key`` (ints), the position of each code's first key): codes
+    numbered in order of first appearance, as a dict filled key by key numbers them. Keys in a
+    range not much longer than they are many: by a table over the range (int32, no sort of the
+    keys, a few bytes a key at the peak); else by one stable sort (not ``np.unique``, whose first
+    call imports ``numpy.ma``: see :mod:`perfreport.stats.order`)."""
+    n = key.size
+    if not n:
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.intp)
+    lo, hi = int(key.min()), int(key.max())
+    m = hi - lo + 1
+    if m <= 4 * n + 4096 and n < 1 << 31:
+        k = (key - lo).astype(np.int32, copy=False) if lo else key.astype(np.int32, copy=False)
+        first = np.full(m, n, dtype=np.int32)
+        np.minimum.at(first, k, np.arange(n, dtype=np.int32))  # each key's earliest position
+        at = np.flatnonzero(first < n)
+        order = np.argsort(first[at], kind="stable")
+        lut = np.empty(m, dtype=np.int32)  # (only the keys present are read)
+        lut[at[order]] = np.arange(order.size, dtype=np.int32)
+        return lut[k], first[at[order]].astype(np.intp)
+    order = np.argsort(key, kind="stable")  # (a stable sort: each run of equal keys starts at its earliest)
+    s = key[order]
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(s[1:], s[:-1], out=new[1:])
+    del s
+    run = np.cumsum(new, dtype=np.int32)
+    run -= 1  # each sorted key's run
+    first = order[new]  # each run's earliest position
+    by_first = np.argsort(first, kind="stable")
+    rank = np.empty(first.size, dtype=np.int32)
+    rank[by_first] = np.arange(first.size, dtype=np.int32)
+    code = np.empty(n, dtype=np.int32)
+    code[order] = rank[run]
+    return code, first[by_first]
 
 
 def dense_codes(key: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -104,4 +145,13 @@ def looked_up(uid: np.ndarray, table: dict) -> tuple[np.ndarray, np.ndarray]:
     return at, vals[pos[at]]
 
 
-__all__ = ["dense_codes", "first_codes", "kinds", "looked_up", "name_stream_codes", "stream_value_codes", "uids_of"]
+__all__ = [
+    "dense_codes",
+    "first_codes",
+    "first_seen",
+    "kinds",
+    "looked_up",
+    "name_stream_codes",
+    "stream_value_codes",
+    "uids_of",
+]

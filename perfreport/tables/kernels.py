@@ -7,18 +7,21 @@ values in event order, so its statistics are those of the per-group arrays built
 
 from __future__ import annotations
 
-from array import array
+from operator import attrgetter
 
 import numpy as np
 
-from perfreport.events import CPU_OP
+from perfreport.events import _EMPTY, CPU_OP
 from perfreport.stats.order import median
-from perfreport.tables.gpu_arrays import event_streams
+from perfreport.tables.kernel_codes import first_codes, first_seen, stream_value_codes
+from perfreport.tables.op_codes import args_codes
 from perfreport.tables.op_times import LAUNCH, event_columns, gpu_time
 from perfreport.tables.ops import UNLINKED, category, kernel_category
 from perfreport.tables.columns import INT, PCT, US
 from perfreport.tables.sheet import Sheet, fmt_dims, fmt_list
 from perfreport.tables import columns as C
+
+_launcher, _name = attrgetter("launcher"), attrgetter("name")
 
 
 def parent_op(g):
@@ -31,35 +34,52 @@ def parent_op(g):
     return op.name, category(op)
 
 
-def gpu_parents(tree) -> tuple[list, array, list]:
-    """``(ops, code, table)``: for each event of ``tree.gpu`` its :attr:`GpuEvent.op` and the
-    index ``code[i]`` of its (parent op name, category) in ``table``; what depends on the op
-    alone is read once per launcher (its name, and its category: a registry lookup). Both kernel
-    sheets group on it (C ints per event, not a tuple each: the peak stays down)."""
-    by_launcher: dict = {}  # launcher -> code of its op's row (a per-op event's launcher)
-    index: dict = {}  # (name, category) -> code
-    table: list = []
-    ops: list = []
-    code = array("i")
-    for g in tree.gpu:
-        op = g.op
-        lr = g.launcher
-        c = by_launcher.get(lr) if lr is not None else None
-        if c is None:
-            if op is not None and (op.cat == CPU_OP or op.cat in LAUNCH):
-                key = (op.name, category(op))  # an op's row once (per launcher)
-                by_launcher[lr] = c = index.get(key)
-            else:  # an unlinked event, a launch outside any op or an annotation's kernel: each time
-                key = parent_op(g)
-                c = index.get(key)
+def gpu_parents(tree) -> tuple[np.ndarray, list, np.ndarray, list]:
+    """``(op_code, ops, code, table)``: for each event ``i`` of ``tree.gpu`` its
+    :attr:`GpuEvent.op` ``ops[op_code[i]]`` (one entry per launcher: an op may repeat) and the index ``code[i]`` of its (parent op name,
+    category) (:func:`parent_op`) in ``table`` (numbered as first seen). What depends on the
+    launcher alone is found once per launcher (its op), what depends on the op alone once per op
+    (a cpu_op's category: a registry lookup once per name); an annotation's kernels are told
+    apart event by event. Both kernel sheets group on it (int32 codes, not a tuple per event)."""
+    gpu = tree.gpu
+    lcode, launchers = first_codes(gpu, _launcher)
+    keys: dict = {}  # (name, category) -> raw code
+    lraw = np.full(len(launchers), -1, dtype=np.int32)  # per launcher: raw code (-1: event by event)
+    lops = list(launchers)  # per launcher: its op
+    # a cpu_op launcher (the usual: the tree has no record of most launch calls) is its own op,
+    # and its row is its name's (a cpu_op's category is its name's): found once per name
+    cpu = [lr for lr in launchers if lr is not None and lr.cat == CPU_OP]
+    is_cpu = np.fromiter((lr is not None and lr.cat == CPU_OP for lr in launchers), dtype=bool, count=len(launchers))
+    nc, distinct = first_codes(cpu, _name)
+    rep = {lr.name: lr for lr in reversed(cpu)}  # each name's first op
+    by_name = {n: category(rep[n]) for n in distinct}
+    lut = [keys.setdefault((n, by_name[n]), len(keys)) for n in distinct]
+    lraw[is_cpu] = np.asarray(lut or [0], dtype=np.int32)[nc]
+    del cpu, is_cpu, rep, nc
+    for i in np.flatnonzero(lraw < 0).tolist():  # no launcher, a launch call, an annotation
+        lr = op = launchers[i]
+        while op is not None and op.cat in LAUNCH:  # (GpuEvent.op)
+            op = op.parent
+        lops[i] = op
+        if lr is None:
+            lraw[i] = keys.setdefault((UNLINKED, "unlinked"), len(keys))
+        elif op is None:  # a launch outside any op: the outermost launch call's (GpuEvent.owner)
+            while lr.cat in LAUNCH and lr.parent is not None:
+                lr = lr.parent
+            lraw[i] = keys.setdefault((lr.name, "runtime (no op)"), len(keys))
+        elif op.cat == CPU_OP or op.cat in LAUNCH:
+            c = by_name.get(op.name) if op.cat == CPU_OP else None
             if c is None:
-                c = index[key] = len(table)
-                table.append(key)
-                if lr is not None and lr in by_launcher:
-                    by_launcher[lr] = c
-        ops.append(op)
-        code.append(c)
-    return ops, code, table
+                c = category(op)
+                if op.cat == CPU_OP:
+                    by_name[op.name] = c
+            lraw[i] = keys.setdefault((op.name, c), len(keys))
+    raw = lraw[lcode]
+    for i in np.flatnonzero(raw < 0).tolist():  # an annotation's kernels: by what each is
+        raw[i] = keys.setdefault(parent_op(gpu[i]), len(keys))
+    code, first = first_seen(raw)
+    table = list(keys)
+    return lcode, lops, code, [table[r] for r in raw[first].tolist()]
 
 
 def _by_group(gid: np.ndarray, n: int, values: np.ndarray) -> list[np.ndarray]:
@@ -78,20 +98,21 @@ def kernel_summary(tree, total_time_us: float, parents: list | None = None) -> S
     of the kernels' own durations. ``parents``: :func:`gpu_parents` of the tree, if made.
     """
     gpu = tree.gpu
-    code: dict = {}
-    cats: list = []
-    gid = np.empty(len(gpu), dtype=np.intp)
-    _, pcode, table = parents or gpu_parents(tree)
-    for i, (g, p, stream) in enumerate(zip(gpu, pcode, event_streams(gpu))):
-        pname, pcat = table[p]
-        key = (pname, g.name, stream)
-        c = code.get(key)
-        if c is None:
-            c = code[key] = len(cats)
-            cats.append(pcat)
-        else:
-            cats[c] = pcat  # the last event's, as a dict of keys would keep
-        gid[i] = c
+    _, _, pcode, table = parents or gpu_parents(tree)
+    # a row per (parent op name, kernel name, stream), numbered as first seen
+    pn, pnames = first_codes([p for p, _ in table])
+    kn, knames = first_codes(gpu, _name)
+    sc, streams = stream_value_codes(gpu)
+    gid = first_seen(pn[pcode].astype(np.int64) * len(knames) + kn)[0].astype(np.int64) * len(streams) + sc
+    gid, at = first_seen(gid)
+    gid = gid.astype(np.intp)
+    last = np.zeros(at.size, dtype=np.intp)
+    np.maximum.at(last, gid, np.arange(gid.size, dtype=np.intp))
+    cats = [table[p][1] for p in pcode[last].tolist()]  # the last event's, as a dict of keys would keep
+    code = [
+        (pnames[p], knames[k], streams[s_])
+        for p, k, s_ in zip(pn[pcode[at]].tolist(), kn[at].tolist(), sc[at].tolist())
+    ]
     dur, st = event_columns(gpu, {"dur": "dur", "stream_time": "excl"})
     excl = np.bincount(gid, weights=st, minlength=len(cats)).tolist()  # in event order, as a running sum
     ksum = gpu_time(tree)
@@ -143,29 +164,37 @@ def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0, parent
     gpu = tree.gpu
     (dur,) = event_columns(gpu, {"dur": "dur"})
     short = np.flatnonzero(~(dur >= threshold_us)).tolist()
-    ops, pcode, table = parents or gpu_parents(tree)
-    code: dict = {}
-    info = []
-    gid = array("q")
-    last = la = None  # an op's kernels come in runs: its args read once per run
-    for e in short:
-        op = ops[e]
-        if op is None:
-            a = {}  # (a dict of its own: an event without an op is a row of its own)
-        elif op is last:
-            a = la
-        else:
-            last, a = op, op.args
-            la = a
-        key = (table[pcode[e]][0], id(a), gpu[e].name)
-        c = code.get(key)
-        if c is None:
-            c = code[key] = len(info)
-            info.append(a)
-        gid.append(c)
-    gid = np.frombuffer(gid, dtype=np.int64).astype(np.intp, copy=False)
+    op_code, ops, pcode, table = parents or gpu_parents(tree)
+    # a row per (parent op name, its op's argument set, kernel name), numbered as first seen; an
+    # event without an op is a row of its own
+    pn = first_codes([p for p, _ in table])[0][pcode[short]]
+    kn, knames = first_codes([gpu[e].name for e in short])
+    lc = op_code[short]
+    oc, at = first_seen(lc)  # the short events' launchers, numbered as first seen
+    used = [ops[i] for i in lc[at].tolist()]  # their ops
+    del lc, at
+    has = [i for i, op in enumerate(used) if op is not None]
+    aid = np.zeros(len(used), dtype=np.int64)  # argument-set code of each (0: no op)
+    aid[has] = args_codes([used[i] for i in has]) + 1
+    key = aid[oc]
+    alone = np.flatnonzero(key == 0)  # (codes past every argument set's: one per event)
+    key[alone] = len(used) + 1 + np.arange(alone.size)
+    gid = first_seen(pn.astype(np.int64) * (len(used) + 1 + len(short)) + key)[0].astype(np.int64) * len(knames) + kn
+    gid, at = first_seen(gid)
+    gid = gid.astype(np.intp)
+    code = [(table[pcode[short[i]]][0], None, knames[k]) for i, k in zip(at.tolist(), kn[at].tolist())]
+    info = [used[o] for o in oc[at].tolist()]  # each row's op
     rows = []
-    for (pname, _, kname), a, d in zip(code, info, _by_group(gid, len(info), dur[short])):
+    fmt: dict = {}  # id(args) -> its three cells
+    for (pname, _, kname), op, d in zip(code, info, _by_group(gid, len(info), dur[short])):
+        a = op.args if op is not None else _EMPTY
+        cells = fmt.get(id(a))
+        if cells is None:
+            cells = fmt[id(a)] = (
+                fmt_dims(a.get("Input Dims")),
+                fmt_dims(a.get("Input Strides")),
+                fmt_list(a.get("Concrete Inputs")),
+            )
         if len(d) == 1:  # one kernel (each event without an op): its sum and mean are its value, exactly
             t = m = d[0]
         else:
@@ -173,9 +202,9 @@ def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0, parent
         rows.append(
             {
                 C.PARENT_OP: pname,
-                C.INPUT_DIMS: fmt_dims(a.get("Input Dims")),
-                C.INPUT_STRIDES: fmt_dims(a.get("Input Strides")),
-                C.CONCRETE_INPUTS: fmt_list(a.get("Concrete Inputs")),
+                C.INPUT_DIMS: cells[0],
+                C.INPUT_STRIDES: cells[1],
+                C.CONCRETE_INPUTS: cells[2],
                 C.KERNEL: kname,
                 C.COUNT: len(d),
                 C.SUM_US: t,

@@ -10,35 +10,39 @@ the ``(unlinked GPU events)`` row closes the sum to 100%.
 from __future__ import annotations
 
 import re
-from array import array
-from collections import defaultdict
-from itertools import repeat
+from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 
 from perfreport.events import CPU_OP, DRIVER, MEMCPY, MEMSET, RUNTIME
 from perfreport.models.registry import category_of
 from perfreport.stats.order import median
-from perfreport.tables.gpu_arrays import event_streams
-from perfreport.tables.op_times import OpTimes, event_columns, gpu_time, kernel_time
+from perfreport.tables.kernel_codes import first_codes, first_seen, name_stream_codes
+from perfreport.tables.op_codes import args_codes
+from perfreport.tables.op_times import LAUNCH, OpTimes, event_columns, gpu_time, kernel_time, shared, shared_uids
 from perfreport.tables.timeline import is_comm_name
 from perfreport.tables.columns import INT, PCT, US
 from perfreport.tables.sheet import Sheet, fmt_dims, fmt_list, rank
 from perfreport.tables import columns as C
 
 UNLINKED = "(unlinked GPU events)"
+_uid, _kernels, _name = attrgetter("uid"), attrgetter("kernels"), attrgetter("name")
 
 
-def _op_rows(tree, times: OpTimes):
-    """(name, category, direct, subtree, cpu_dur, op) for each op that matters."""
-    has_gpu = bool(tree.gpu)
+def op_rows(tree, times: OpTimes) -> list:
+    """The ops that matter to the op sheets, in tree order: every cpu_op with kernel time in
+    its subtree or kernels of its own (every cpu_op without GPU events), and every other event
+    that launched kernels as their owner (an annotation, a launch call outside any op)."""
     sub = _floats(times.subtree)
-    for o in tree.ops:
-        if o.cat == CPU_OP:
-            if not has_gpu or sub[o.uid] > 0 or o.kernels:
-                yield o
-        elif o.kernels and (o.cat not in (RUNTIME, DRIVER) or o.parent is None):
-            yield o
+    if not tree.gpu:
+        return [o for o in tree.ops if o.cat == CPU_OP or (o.kernels and (o.cat not in LAUNCH or o.parent is None))]
+    return [
+        o
+        for o in tree.ops
+        if (o.cat == CPU_OP and (sub[o.uid] > 0 or o.kernels))
+        or (o.cat != CPU_OP and o.kernels and (o.cat not in LAUNCH or o.parent is None))
+    ]
 
 
 def _floats(a: np.ndarray) -> memoryview:
@@ -103,27 +107,29 @@ def category(o, kernels=None) -> str:
     return max(t, key=t.get)
 
 
-def ops_summary(tree, times: OpTimes) -> Sheet:
-    agg: dict = defaultdict(lambda: [0, 0.0, 0.0, 0.0, ""])
-    direct, sub = _floats(times.direct), _floats(times.subtree)  # read as fast as lists, no copy
-    for o in _op_rows(tree, times):
-        a = agg[o.name]
-        a[0] += 1
-        a[1] += direct[o.uid]
-        a[2] += sub[o.uid]
-        a[3] += o.dur
-        a[4] = a[4] or category(o)
+def ops_summary(tree, times: OpTimes, ops: list | None = None) -> Sheet:
+    """Per op name: count, direct / subtree kernel time and CPU time, each added op by op in tree
+    order (``np.bincount`` over the name codes adds in that order); its category that of its
+    first op (the next one's where that has none). ``ops``: :func:`op_rows`, if made."""
+    ops = op_rows(tree, times) if ops is None else ops
+    code, names = first_codes(ops, _name)
+    uid, dur = _op_durs(ops)
+    n = len(names)
+    count = np.bincount(code, minlength=n).tolist()
+    direct, sub = (np.bincount(code, weights=t[uid], minlength=n).tolist() for t in (times.direct, times.subtree))
+    cpu = np.bincount(code, weights=dur, minlength=n).tolist()
+    del uid, dur
     f64 = np.float64  # the same sums, typed as when added from the arrays
     rows = [
         {
             C.NAME: k,
-            C.CATEGORY: v[4],
-            C.COUNT: v[0],
-            C.DIRECT_KERNEL_TIME_US: f64(v[1]),
-            C.SUBTREE_KERNEL_TIME_US: f64(v[2]),
-            C.CPU_TIME_US: v[3],
+            C.CATEGORY: cat,
+            C.COUNT: c,
+            C.DIRECT_KERNEL_TIME_US: f64(d),
+            C.SUBTREE_KERNEL_TIME_US: f64(t),
+            C.CPU_TIME_US: u,
         }
-        for k, v in agg.items()
+        for k, cat, c, d, t, u in zip(names, _first_categories(ops, code, n), count, direct, sub, cpu)
     ]
     un = [g for g in tree.gpu if g.launcher is None]
     if un:
@@ -160,6 +166,17 @@ def ops_summary(tree, times: OpTimes) -> Sheet:
     )
 
 
+def _first_categories(ops: list, code: np.ndarray, n: int) -> list[str]:
+    """Per code (0..n-1) of ``ops``: the :func:`category` of its first op, or where that is empty
+    of the first later one that has one."""
+    first = np.full(n, len(ops), dtype=np.intp)
+    np.minimum.at(first, code, np.arange(len(ops), dtype=np.intp))
+    out = [category(ops[i]) for i in first.tolist()]
+    for c in [c for c, v in enumerate(out) if not v]:  # (rare: an op of no category)
+        out[c] = next((v for o, k in zip(ops, code.tolist()) if k == c and (v := category(o))), "")
+    return out
+
+
 def ops_summary_by_category(summary: Sheet, tree) -> Sheet:
     """Time and count per category. With GPU events, ``count`` counts the ops that launched
     kernels themselves (direct kernels, what the time column sums), not the zero-time wrappers
@@ -174,7 +191,7 @@ def ops_summary_by_category(summary: Sheet, tree) -> Sheet:
         a[0] += r[C.COUNT] if not tree.gpu or r[C.NAME] == UNLINKED else 0
         a[1] += r[key]
     if tree.gpu:
-        for o in tree.ops:  # the rows' ops (_op_rows) that launched kernels themselves
+        for o in tree.ops:  # the rows' ops (op_rows) that launched kernels themselves
             if o.kernels and o.name in cat_of and (o.cat not in (RUNTIME, DRIVER) or o.parent is None):
                 agg[cat_of[o.name]][0] += 1
     agg = {c: v for c, v in agg.items() if v[0] or v[1]}
@@ -255,61 +272,57 @@ def _kernel_texts(ops: list, gid: np.ndarray, ngroups: int) -> list[str]:
     """:func:`kernels_summary_text` of each group's ops' kernels, for all groups at once
     (``gid``: each op's group; a group's kernels are taken in its ops' order, as listing
     them group by group would)."""
-    flat: list = []
-    grp = array("i")
-    for gi, o in zip(gid.tolist(), ops):
-        if o.kernels:
-            flat.extend(o.kernels)
-            grp.extend(repeat(gi, len(o.kernels)))
-    keys: dict = {}
-    code = np.fromiter(
-        (keys.setdefault((k.name, s), len(keys)) for k, s in zip(flat, event_streams(flat))),
-        dtype=np.int32,
-        count=len(flat),
-    )
-    (durs,) = event_columns(flat, {"dur": "dur"})
-    del flat
+    kl = [k or () for k in map(_kernels, ops)]
+    flat = list(chain.from_iterable(kl))
+    grp = np.repeat(gid, np.fromiter(map(len, kl), dtype=np.int32, count=len(kl)))
+    del kl
+    name_code, names = first_codes(flat, _name)
+    with shared(flat):  # (one uid gather for the streams and the durations)
+        code, keys = name_stream_codes(flat, name_code, names)
+        (durs,) = event_columns(flat, {"dur": "dur"})
+    del flat, name_code
     out = []
-    for acc in kernel_lists(np.frombuffer(grp, dtype=np.int32), code, durs, list(keys), ngroups):
+    for acc in kernel_lists(grp, code, durs, keys, ngroups):
         ka = KernelAcc()
         ka.acc = acc
         out.append(ka.text())
     return out
 
 
-def _op_durs(ops: list, uid: np.ndarray) -> np.ndarray:
-    """``dur`` of each of ``ops`` (uids ``uid``): gathered from the tree's columns when every
-    op reads from one, else read one by one (records made outside the tree build)."""
+def _op_durs(ops: list) -> tuple[np.ndarray, np.ndarray]:
+    """(uid, ``dur``) of each of ``ops``: gathered from the tree's columns when every op reads
+    from one, else read one by one (records made outside the tree build)."""
+    src, uid = shared_uids(ops)
+    if uid is not None:
+        return uid, np.asarray(src.dur, dtype=np.float64)[uid]
     n = len(ops)
-    src = ops[0]._src if n else None
-    if n and src.__class__ is not tuple and all(o._src is src for o in ops):
-        return np.asarray(src.dur, dtype=np.float64)[uid]
-    return np.fromiter((o.dur for o in ops), dtype=np.float64, count=n)
+    uid = np.fromiter(map(_uid, ops), dtype=np.intp, count=n)
+    return uid, np.fromiter((o.dur for o in ops), dtype=np.float64, count=n)
 
 
-def ops_unique_args(tree, times: OpTimes) -> Sheet:
+def ops_unique_args(tree, times: OpTimes, ops: list | None = None) -> Sheet:
     """Per (op name, argument set): counts, direct/subtree kernel time statistics, CPU time and
     the kernels. The row ops are grouped by one stable sort on their group code (a group's
-    values in op order, the statistics those of per-group arrays)."""
-    ops = list(_op_rows(tree, times))
-    groups: dict = {}  # (name, id(args) or 0) -> group code; args dicts are interned by the reader
-    gid = np.fromiter(
-        (groups.setdefault((o.name, id(a) if (a := o.args) else 0), len(groups)) for o in ops),
-        dtype=np.intp,
-        count=len(ops),
-    )
-    ng = len(groups)
+    values in op order, the statistics those of per-group arrays). ``ops``: :func:`op_rows`, if made."""
+    ops = op_rows(tree, times) if ops is None else ops
+    # a group per (name, argument set; args dicts are interned by the reader), numbered as first seen
+    name_code, names = first_codes(ops, _name)
+    ac = args_codes(ops, empty=True)
+    gid = name_code.astype(np.int64) * (int(ac.max()) + 1 if ac.size else 1) + ac
+    del ac
+    gid, at = first_seen(gid)
+    ng = at.size
     texts = _kernel_texts(ops, gid, ng)
-    uid = np.fromiter((o.uid for o in ops), dtype=np.intp, count=len(ops))
+    uid, cpu_all = _op_durs(ops)
     order = np.argsort(gid, kind="stable")
     ends = np.cumsum(np.bincount(gid, minlength=ng)).tolist()
     first = order[[0] + ends[:-1]].tolist() if ng else []
-    cpu_all = _op_durs(ops, uid)[order]
+    cpu_all = cpu_all[order]
     uid = uid[order]
     d_all, s_all = times.direct[uid], times.subtree[uid]
     del order, uid
     rows = []
-    for (name, _), text, i0, a, b in zip(groups, texts, first, [0] + ends[:-1], ends):
+    for name, text, i0, a, b in zip([names[c] for c in name_code[at].tolist()], texts, first, [0] + ends[:-1], ends):
         o0 = ops[i0]
         args = o0.args
         d, s, cpu = d_all[a:b], s_all[a:b], cpu_all[a:b]

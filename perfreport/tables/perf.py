@@ -31,7 +31,7 @@ half the model's read + write). A row above 100% with no cause that covers the e
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+import math
 
 import numpy as np
 
@@ -43,32 +43,38 @@ from perfreport.tables import coverage as cv
 from perfreport.tables import flags as fl
 from perfreport.tables.columns import INT, PCT, US
 from perfreport.tables.coverage import GRAPH_CATEGORY, graph_reason, is_graph_launch
+from perfreport.tables.kernel_codes import first_codes, first_seen
+from perfreport.tables.op_times import event_columns
 from perfreport.tables.ops import KernelAcc, category
-from perfreport.tables.perf_groups import LAUNCH, Eval, group_units, link_bytes, split_group
+from perfreport.tables.perf_groups import LAUNCH, group_units, link_bytes, split_group
 from perfreport.tables.sheet import Sheet, fmt_dims, fmt_list, rank
 
 
-@dataclass(frozen=True)
 class RowInput:
     """What one row of the perf sheets is built from: a group (or one of its split parts)."""
 
-    name: str
-    op0: object  # the group's first op (None: unlinked kernels)
-    ev: Eval | None  # the model evaluated on it (None: no model)
-    times: list  # per-instance times (µs)
-    overlaps: list  # per instance: µs while other streams ran
-    parts: list  # the _Part values the row covers
-    split_flag: str  # the bimodal flag text, "" when not split
-    ucat: str | None  # category of an unmodelled unit (annotation kinds)
+    __slots__ = ("name", "op0", "ev", "times", "overlaps", "parts", "split_flag", "ucat")
+
+    def __init__(self, name, op0, ev, times, overlaps, parts, split_flag, ucat):
+        self.name = name  # str
+        self.op0 = op0  # the group's first op (None: unlinked kernels)
+        self.ev = ev  # the model evaluated on it (Eval; None: no model)
+        self.times = times  # per-instance times (µs)
+        self.overlaps = overlaps  # per instance: µs while other streams ran
+        self.parts = parts  # the _Part values the row covers
+        self.split_flag = split_flag  # the bimodal flag text, "" when not split
+        self.ucat = ucat  # category of an unmodelled unit (annotation kinds), or None
 
 
-@dataclass(frozen=True)
 class TableContext:
     """What every row of one trace shares."""
 
-    spec: object  # the GPU spec, or None
-    has_gpu: bool
-    graph_why: str  # reason text of a graph replay without shapes
+    __slots__ = ("spec", "has_gpu", "graph_why")
+
+    def __init__(self, spec, has_gpu: bool, graph_why: str):
+        self.spec = spec  # the GPU spec, or None
+        self.has_gpu = has_gpu
+        self.graph_why = graph_why  # reason text of a graph replay without shapes
 
 
 def _reason(op, ev, parts, total: float, spec) -> str:
@@ -138,6 +144,8 @@ def _row(u: RowInput, ctx: TableContext) -> dict:
     suspect = False
     if ev is not None and not ev.reason:
         f, by = ev.flops, ev.bytes
+        pos = t > 0
+        pos = True if t.size and pos.all() else pos  # (True: every instance took time, the usual)
         r[C.GFLOP] = f / 1e9
         r[C.COMPUTE_SPEC] = ev.spec
         flags += fl.assumption_texts(ev.assumptions)
@@ -147,11 +155,15 @@ def _row(u: RowInput, ctx: TableContext) -> dict:
             by, how = link_bytes(parts, len(t), by)
         r[C.DATA_MOVED_MB] = by / 1e6 if by is not None else None
         r[C.FLOP_PER_BYTE] = f / by if by else None
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r[C.TFLOP_PER_S_MEAN] = float(np.mean(np.where(t > 0, f / (t * 1e6), np.nan))) if (t > 0).any() else None
-            r[C.TB_PER_S_MEAN] = (
-                float(np.mean(np.where(t > 0, by / (t * 1e6), np.nan))) if by is not None and (t > 0).any() else None
-            )
+        if pos is True:  # (every time > 0: no NaN to put in, nothing to divide by zero)
+            r[C.TFLOP_PER_S_MEAN] = float(np.mean(f / (t * 1e6)))
+            r[C.TB_PER_S_MEAN] = float(np.mean(by / (t * 1e6))) if by is not None else None
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r[C.TFLOP_PER_S_MEAN] = float(np.mean(np.where(pos, f / (t * 1e6), np.nan))) if pos.any() else None
+                r[C.TB_PER_S_MEAN] = (
+                    float(np.mean(np.where(pos, by / (t * 1e6), np.nan))) if by is not None and pos.any() else None
+                )
         if spec is not None and by is not None:
             sp = spec
             f_lo, f_hi, b_lo, b_hi = ev.bounds
@@ -164,20 +176,9 @@ def _row(u: RowInput, ctx: TableContext) -> dict:
             rt, bound = roofline(sp, f, by, cs)
             if rt is not None:
                 rt_lo, rt_hi = roofline(sp, f_lo, b_lo, fast)[0], roofline(sp, f_hi, b_hi, slow)[0]
-                pos = t > 0
-                safe = np.where(pos, t, 1.0)
-                pct = np.where(pos, rt / safe * 100.0, np.nan)
                 r[C.ROOFLINE_TIME_US] = rt
                 r[C.BOUND] = "host link" if link and bound == "memory" else bound
-                r[C.ROOFLINE_MEAN_PCT] = float(np.nanmean(pct)) if pos.any() else None
-                r[C.ROOFLINE_MEDIAN_PCT] = float(median(pct[~np.isnan(pct)])) if pos.any() else None
-                r[C.ROOFLINE_MIN_PCT] = float(np.nanmin(pct)) if pos.any() else None
-                r[C.ROOFLINE_MAX_PCT] = float(np.nanmax(pct)) if pos.any() else None
-                r[C.ROOFLINE_STD_PCT] = float(np.nanstd(pct, ddof=1)) if pos.sum() > 1 else 0.0
-                r[C.ROOFLINE_TIME_MIN_US], r[C.ROOFLINE_TIME_MAX_US] = rt_lo, rt_hi
-                if pos.any():
-                    r[C.ROOFLINE_PCT_MIN] = float(np.nanmean(np.where(pos, rt_lo / safe * 100.0, np.nan)))
-                    r[C.ROOFLINE_PCT_MAX] = float(np.nanmean(np.where(pos, rt_hi / safe * 100.0, np.nan)))
+                pct = _roofline_pcts(r, t, pos, rt, rt_lo, rt_hi)
                 above = pct > 100.0
                 if above.any():
                     peak = sp.peaks.get(cs)
@@ -229,6 +230,37 @@ def _row(u: RowInput, ctx: TableContext) -> dict:
     return r
 
 
+def _roofline_pcts(r: dict, t: np.ndarray, pos, rt: float, rt_lo: float, rt_hi: float) -> np.ndarray:
+    """Set the roofline % columns of row ``r`` (per instance: roofline time / measured time ``t``,
+    over the instances that took time, ``pos``: a mask, or True for all of them); return the
+    per-instance % (NaN where no time). With every time > 0 and finite roofline times the
+    NaN-skipping reductions read as the plain ones (the same sums, in the same order)."""
+    r[C.ROOFLINE_TIME_MIN_US], r[C.ROOFLINE_TIME_MAX_US] = rt_lo, rt_hi
+    if pos is True and math.isfinite(rt) and math.isfinite(rt_lo) and math.isfinite(rt_hi):
+        pct = rt / t * 100.0
+        r[C.ROOFLINE_MEAN_PCT] = float(pct.mean())
+        r[C.ROOFLINE_MEDIAN_PCT] = float(median(pct))
+        r[C.ROOFLINE_MIN_PCT] = float(pct.min())
+        r[C.ROOFLINE_MAX_PCT] = float(pct.max())
+        r[C.ROOFLINE_STD_PCT] = float(pct.std(ddof=1)) if t.size > 1 else 0.0
+        r[C.ROOFLINE_PCT_MIN] = float((rt_lo / t * 100.0).mean())
+        r[C.ROOFLINE_PCT_MAX] = float((rt_hi / t * 100.0).mean())
+        return pct
+    if pos is True:
+        pos = np.ones(t.size, dtype=bool)
+    safe = np.where(pos, t, 1.0)
+    pct = np.where(pos, rt / safe * 100.0, np.nan)
+    r[C.ROOFLINE_MEAN_PCT] = float(np.nanmean(pct)) if pos.any() else None
+    r[C.ROOFLINE_MEDIAN_PCT] = float(median(pct[~np.isnan(pct)])) if pos.any() else None
+    r[C.ROOFLINE_MIN_PCT] = float(np.nanmin(pct)) if pos.any() else None
+    r[C.ROOFLINE_MAX_PCT] = float(np.nanmax(pct)) if pos.any() else None
+    r[C.ROOFLINE_STD_PCT] = float(np.nanstd(pct, ddof=1)) if pos.sum() > 1 else 0.0
+    if pos.any():
+        r[C.ROOFLINE_PCT_MIN] = float(np.nanmean(np.where(pos, rt_lo / safe * 100.0, np.nan)))
+        r[C.ROOFLINE_PCT_MAX] = float(np.nanmean(np.where(pos, rt_hi / safe * 100.0, np.nan)))
+    return pct
+
+
 BASE_COLS = [
     C.NAME,
     C.CATEGORY,
@@ -278,10 +310,7 @@ LEAD_COLS = [
 def perf_tables(tree, spec) -> tuple[list[Sheet], cv.Coverage]:
     """The perf sheets and the report's coverage statement."""
     has_gpu = bool(tree.gpu)
-    first_gpu_ts: dict = {}
-    for g in tree.gpu:
-        if g.launcher is None:
-            first_gpu_ts.setdefault(f"(unlinked) {g.name}", g.ts)
+    first_gpu_ts = None  # (unlinked) name -> its first event's start, made for the first unlinked row
     rows = []
     graph_why = graph_reason(tree)
     ctx = TableContext(spec, has_gpu, graph_why)
@@ -290,6 +319,7 @@ def perf_tables(tree, spec) -> tuple[list[Sheet], cv.Coverage]:
             u = RowInput(name, grp.op0, grp.ev, ts, ovs, parts, split_flag, ucat if grp.ev is None else None)
             r = _row(u, ctx)
             if r[C.EXAMPLE_TS_US] is None:
+                first_gpu_ts = _first_unlinked_ts(tree) if first_gpu_ts is None else first_gpu_ts
                 r[C.EXAMPLE_TS_US] = first_gpu_ts.get(name)
             rows.append(r)
     coverage = cv.build_coverage(
@@ -338,6 +368,14 @@ def perf_tables(tree, spec) -> tuple[list[Sheet], cv.Coverage]:
         cols = LEAD_COLS + pcols + [c for c in rest if c not in LEAD_COLS]
         sheets.append(Sheet.from_records(cat, sub, cols, fm, notes))
     return sheets, coverage
+
+
+def _first_unlinked_ts(tree) -> dict:
+    """``{"(unlinked) <kernel>": start of the first unlinked event of that name}`` (µs)."""
+    un = [g for g in tree.gpu if g.launcher is None]
+    code, names = first_codes([g.name for g in un])
+    (ts,) = event_columns(un, {"ts": "ts"})
+    return {f"(unlinked) {n}": t for n, t in zip(names, ts[first_seen(code)[1]].tolist())}
 
 
 def _cell(v):

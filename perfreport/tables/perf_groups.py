@@ -1,26 +1,29 @@
-"""Grouping for the perf sheets: the units that cover every GPU event once, grouped by op and
-arguments, and a bimodal group split by its kernels or layer parity (see :mod:`.perf`)."""
+"""Grouping for the perf sheets: the units that cover every GPU event once (:mod:`.perf_units`),
+grouped by op and arguments, and a bimodal group split by its kernels or layer parity (see
+:mod:`.perf`)."""
 
 from __future__ import annotations
 
 from array import array
-from operator import attrgetter
+from itertools import chain, repeat
+from operator import attrgetter, is_not
 
 import numpy as np
 
 from perfreport.errors import ModelError
-from perfreport.events import CPU_OP, DRIVER, MEMCPY, MEMSET, RUNTIME
+from perfreport.events import CPU_OP, MEMCPY, MEMSET
 from perfreport.models.base import bounds
-from perfreport.models.registry import model_for, model_for_op
 from perfreport.stats.order import median
 from perfreport.tables import flags as fl
-from perfreport.tables.coverage import split_graph_kernels
-from perfreport.tables.kernel_codes import dense_codes, kinds, looked_up, name_stream_codes, uids_of
+from perfreport.tables.kernel_codes import dense_codes, first_codes, first_seen, kinds, looked_up, name_stream_codes
+from perfreport.tables.kernel_codes import uids_of
+from perfreport.tables.op_codes import args_codes
 from perfreport.tables.op_times import event_columns, shared
-from perfreport.tables.ops import KernelAcc, kernel_lists, annotation_units, category
+from perfreport.tables.ops import KernelAcc, kernel_lists, category
+from perfreport.tables.perf_units import LAUNCH, collect_units, linked_units, sig_codes
 from perfreport.tables.timeline import is_comm
 
-LAUNCH = (RUNTIME, DRIVER)
+_name = attrgetter("name")
 
 
 class Eval:
@@ -108,56 +111,6 @@ class _Group:
         self.parts: dict = {}
 
 
-def _meta_key(op) -> str:
-    m = op.perf_meta
-    return repr(sorted(m.items())) if m else ""
-
-
-def collect_units(tree):
-    """Yield (op_or_None, name, kernels, model_cls_or_None) covering every GPU event once."""
-    models: dict = {}  # op name -> model_for(name), for ops without perf_meta (the registry is fixed here)
-    for root in tree.roots:
-        stack = [root]
-        while stack:
-            o = stack.pop()
-            cat = o.cat
-            if cat in LAUNCH:
-                if o.parent is None and o.kernels:
-                    yield o, o.name, o.kernels, None
-                if o.children:  # ops nested in a launch call (rare) own theirs
-                    stack.extend(reversed(o.children))
-                continue
-            cls = None
-            if cat == CPU_OP:
-                meta = o.perf_meta
-                if meta:
-                    cls = model_for_op(o.name, meta)
-                else:
-                    cls = models.get(o.name, models)
-                    if cls is models:
-                        cls = models[o.name] = model_for(o.name)
-            if cls is not None:
-                # a leaf op's subtree kernels are its own (the usual modelled op): no walk
-                ks = o.subtree_kernels() if o.children else (o.kernels or [])
-                if ks or not tree.gpu:
-                    yield o, o.name, ks, cls
-                continue
-            if o.kernels:
-                own, graphs = split_graph_kernels(o.kernels)  # a graph's kernels: its own row
-                if own and cat == CPU_OP:
-                    yield o, o.name, own, None
-                elif own:  # annotation: one unit per kind of kernel (comm, compiled ...)
-                    for name, _, ks in annotation_units(o, own):
-                        yield o, name, ks, None
-                for launch, ks in graphs:
-                    yield launch, launch.name, ks, None
-            if o.children:
-                stack.extend(reversed(o.children))
-    for g in tree.gpu:
-        if g.launcher is None:
-            yield None, f"(unlinked) {g.name}", [g], None
-
-
 _PLAIN, _COPY, _HOST, _COMM = range(4)
 
 
@@ -167,83 +120,92 @@ def _kind(g) -> int:
     return _COMM if is_comm(g) else _PLAIN
 
 
+def _group_codes(units: tuple, unlinked: list) -> tuple[np.ndarray, dict, np.ndarray]:
+    """(group code of each unit: the linked ``units`` (:func:`~.perf_units.linked_units`), then one
+    per ``unlinked`` event; {group key: _Group}, in code order; whether each linked unit has a
+    model). A model is evaluated once per
+    (op name, argument set, meta key), on its first op; a group is keyed by (name, argument set,
+    the model's parameters, its reason), or for an unmodelled unit (name, argument set, None,
+    its category: None for a cpu_op, "unlinked" for an unlinked event)."""
+    ops, names, kss, clss, mks = units
+    n = len(ops)
+    aid = args_codes(ops)  # (the same code: the same op.args dict)
+    modelled = np.fromiter(map(is_not, clss, repeat(None)), dtype=bool, count=n)
+    mod = np.flatnonzero(modelled)
+    # the cache key (name, argument set, meta key) of each unit, as one int
+    key = first_codes(names)[0]
+    for part in (aid, first_codes(mks)[0]):
+        key = key.astype(np.int64) * (int(part.max()) + 1 if n else 1) + part
+        key = first_seen(key)[0]  # (codes again: the next product stays below n²)
+    ck, first = first_seen(key[mod])
+    del key
+    gindex: dict = {}  # group key -> raw code (in order of first evaluation)
+    ck_raw, ck_ev = [], []
+    for u in mod[first].tolist():
+        e = Eval(clss[u], ops[u])
+        ck_raw.append(gindex.setdefault((names[u], int(aid[u]), repr(e.params), e.reason), len(gindex)))
+        ck_ev.append(e)
+    raw = np.empty(n + len(unlinked), dtype=np.int32)
+    unit_ck = np.full(n + 1, -1, dtype=np.int32)  # each unit's cache code (-1: no model; [n]: the unlinked)
+    unit_ck[mod] = ck
+    raw[mod] = np.asarray(ck_raw, dtype=np.int32)[ck]
+    del mod, ck
+    for i in np.flatnonzero(~modelled).tolist():
+        op = ops[i]
+        cat = None if op.cat == CPU_OP else category(op, kss[i])
+        raw[i] = gindex.setdefault((names[i], int(aid[i]), None, cat), len(gindex))
+    del aid
+    if unlinked:
+        nc, kn = first_codes([g.name for g in unlinked])
+        lut = [gindex.setdefault((f"(unlinked) {k}", 0, None, "unlinked"), len(gindex)) for k in kn]
+        raw[n:] = np.asarray(lut, dtype=np.int32)[nc]
+    gid, at = first_seen(raw)
+    keys = list(gindex)
+    groups: dict = {}
+    for ix, (r, u) in enumerate(zip(raw[at].tolist(), at.tolist())):
+        c = int(unit_ck[min(u, n)])
+        grp = groups[keys[r]] = _Group(ops[u] if u < n else None, ck_ev[c] if c >= 0 else None)
+        grp.ix = ix
+    return gid, groups, modelled
+
+
 def group_units(tree) -> dict:
     """{group key: _Group} of every unit of :func:`collect_units`.
 
-    The units' kernels are laid end to end once; each unit's time and overlap and each part's
-    copy / communication / graph time and kernel list are then sums over them with
+    The units' codes (group, kernel list) are found per distinct value (:func:`_group_codes`,
+    :func:`~.perf_units.sig_codes`); their kernels are laid end to end once; each unit's time and overlap and
+    each part's copy / communication / graph time and kernel list are then sums over them with
     ``np.bincount``, which adds in order, as summing per unit did, so the figures are the same."""
     has_gpu = bool(tree.gpu)
     overlapped = fl.cross_stream_overlap_us(tree.gpu) if has_gpu else {}
-    cache: dict = {}
-    groups: dict = {}
-    sig_ids: dict = {}  # kernel names of a unit -> its kernel-list code
-    sig_names: list = []  # kernel-list code -> its kernels' name codes
-    name_ids: dict = {}  # kernel name -> name code
-    names = attrgetter("name")
-    # (per unit and per kernel: C arrays, not Python ints, to keep the peak down)
-    flat: list = []  # every unit's kernels, unit after unit
-    kname = array("i")  # and their name codes
-    lens = array("i")  # kernels per unit
-    cpu_times: list = []  # per unit: the op's duration (traces without GPU events)
-    gids = array("i")  # group code of each unit (its group's position in groups)
-    sigs = array("i")  # kernel-list code of each unit
-    unit_ops: list = []  # each unit's op (a part's op0 is its first unit's)
+    units = linked_units(tree)
+    unlinked = [g for g in tree.gpu if g.launcher is None]
+    gid, groups, modelled = _group_codes(units, unlinked)
+    unit_ops, kss = units[0], units[2]
+    del units  # (the names, models and meta keys are freed here)
+    lens = np.fromiter(map(len, kss), dtype=np.int32, count=len(kss))
+    lens = np.concatenate((lens, np.ones(len(unlinked), dtype=np.int32)))
+    flat = list(chain.from_iterable(kss))  # every unit's kernels, unit after unit
+    flat.extend(unlinked)
+    kname, names = first_codes(flat, _name)  # (in order of first appearance)
+    sig = sig_codes(kname, lens, len(names))
     graph_at: list = []  # positions in flat of graph-launched kernels of unmodelled units
-    for op, name, ks, cls in collect_units(tree):
-        ev = None
-        if cls is not None:
-            args = id(op.args)
-            got = cache.get((name, args, _meta_key(op)))
-            if got is None:
-                e = Eval(cls, op)
-                got = cache[name, args, _meta_key(op)] = (e, repr(e.params))
-            ev = got[0]
-            gkey = (name, args, got[1], ev.reason)
-        else:
-            gkey = (
-                name,
-                id(op.args) if op is not None else 0,
-                None,
-                "unlinked" if op is None else None if op.cat == CPU_OP else category(op, ks),
-            )
-        grp = groups.get(gkey)
-        if grp is None:
-            grp = groups[gkey] = _Group(op, ev)
-            grp.ix = len(groups) - 1
-        kt = tuple(map(names, ks))
-        sig = sig_ids.get(kt)
-        if sig is None:
-            sig = sig_ids[kt] = len(sig_names)
-            sig_names.append(array("i", [name_ids.setdefault(n, len(name_ids)) for n in kt]))
-        kname.extend(sig_names[sig])
-        if cls is None and op is not None:  # (an unlinked kernel has no launch call)
+    at = 0
+    for ks, m in zip(kss, modelled.tolist()):
+        if not m:  # (an unlinked kernel has no launch call)
             for i, g in enumerate(ks):
                 if "GraphLaunch" in (g.launch_name or ""):
-                    graph_at.append(len(flat) + i)
-        gids.append(grp.ix)
-        sigs.append(sig)
-        unit_ops.append(op)
-        lens.append(len(ks))
-        flat.extend(ks)
-        if not has_gpu:
-            cpu_times.append(op.dur)
-    del sig_ids, sig_names
-    unit_part, parts, members = _parts(list(groups.values()), gids, sigs, unit_ops)
-    del gids, sigs, unit_ops
-    knames = [np.frombuffer(kname, dtype=np.int32) if len(kname) else np.zeros(0, dtype=np.int32), list(name_ids)]
-    del kname
-    _sums(
-        flat,
-        knames,
-        lens,
-        unit_part,
-        parts,
-        graph_at,
-        members,
-        overlapped,
-        cpu_times if not has_gpu else None,
-    )
+                    graph_at.append(at + i)
+        at += len(ks)
+    del kss, modelled
+    cpu_times = None if has_gpu else [op.dur for op in unit_ops]  # (traces without GPU events)
+    unit_ops.extend([None] * len(unlinked))
+    del unlinked
+    unit_part, parts, members = _parts(list(groups.values()), gid, sig, unit_ops)
+    del gid, sig, unit_ops
+    knames = [kname, names]
+    del kname, names  # (_sums frees the codes once read)
+    _sums(flat, knames, lens, unit_part, parts, graph_at, members, overlapped, cpu_times)
     return groups
 
 
@@ -281,11 +243,9 @@ def part_codes(gid: np.ndarray, sig: np.ndarray) -> tuple:
     return rank[code], first, parity[first], by_group
 
 
-def _parts(grps: list, gids: array, sigs: array, unit_ops: list):
+def _parts(grps: list, gid: np.ndarray, sig: np.ndarray, unit_ops: list):
     """(each unit's part code, the parts, [(group, its unit indices)]), each group's ``sigs``
-    and ``parts`` set (see :func:`part_codes`)."""
-    gid = np.frombuffer(gids, dtype=np.int32) if len(gids) else np.zeros(0, dtype=np.int32)
-    sig = np.frombuffer(sigs, dtype=np.int32) if len(sigs) else np.zeros(0, dtype=np.int32)
+    and ``parts`` set (see :func:`part_codes`; ``gid``, ``sig``: int32 codes of each unit)."""
     code, first, parity, by_group = part_codes(gid, sig)
     parts: list = []
     for ix, (u, par) in enumerate(zip(first.tolist(), parity.tolist())):
@@ -305,7 +265,7 @@ def _parts(grps: list, gids: array, sigs: array, unit_ops: list):
 
 def _sums(flat, knames, lens, unit_part, parts, graph_at, members, overlapped, cpu_times) -> None:
     """Fill each group's per-instance times and overlaps and each part's sums (see group_units;
-    ``knames``: [each kernel's name code, the names], emptied here)."""
+    ``knames``: [each kernel's name code, the names], emptied here; ``lens``: kernels per unit)."""
     nu, npart = len(lens), len(parts)
     names = knames.pop()
     name_code = knames.pop()  # (the caller's list: the codes are freed below)
@@ -315,7 +275,7 @@ def _sums(flat, knames, lens, unit_part, parts, graph_at, members, overlapped, c
         del name_code
         ov_at, ov = looked_up(uids_of(flat), overlapped)
         d, durs = event_columns(flat, {"stream_time": "excl", "dur": "dur"})  # stream time: same-stream overlap once
-    unit = np.repeat(np.arange(nu, dtype=np.int32), np.frombuffer(lens, dtype=np.int32))
+    unit = np.repeat(np.arange(nu, dtype=np.int32), lens)
     pk = unit_part[unit]
     dv = d[ov_at]
     ov = np.where(dv < ov, dv, ov)  # its stream time caps what it is charged (min(ov, d), ov on ties)

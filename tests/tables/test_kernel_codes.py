@@ -8,7 +8,7 @@ import numpy as np
 
 from perfreport.events import GpuEvent
 from perfreport.pipeline import load_tree
-from perfreport.tables.kernel_codes import dense_codes, first_codes, kinds, looked_up, name_stream_codes
+from perfreport.tables.kernel_codes import dense_codes, first_codes, first_seen, kinds, looked_up, name_stream_codes
 from perfreport.tables.op_times import shared
 from perfreport.tables.perf_groups import _kind
 from tests.kit import X, write_trace
@@ -74,3 +74,13 @@ def test_looked_up_is_dict_get():
     want = [(i, table[u]) for i, u in enumerate(uid.tolist()) if table.get(u) is not None]
     assert list(zip(at.tolist(), vals.tolist())) == want
     assert looked_up(uid, {})[0].size == 0 and looked_up(uid[:0], table)[0].size == 0
+
+
+def test_first_seen_numbers_keys_as_a_dict_filled_key_by_key():
+    rng = np.random.default_rng(5)
+    wide = [(rng.integers(0, 6, 50) * 10**12 - 7).tolist() for _ in range(5)]  # (the np.unique path)
+    for key in [[], [7], [3, 3, -1, 3, 9, -1]] + [rng.integers(-5, 50, 80).tolist() for _ in range(10)] + wide:
+        seen: dict = {}
+        want = [seen.setdefault(k, len(seen)) for k in key]
+        code, first = first_seen(np.asarray(key, dtype=np.int64))
+        assert code.tolist() == want and first.tolist() == [key.index(k) for k in seen]

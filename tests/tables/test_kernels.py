@@ -1,12 +1,15 @@
-"""tables/kernels.py: kernel_summary (per parent op, kernel, stream; sum is stream time) and short_kernels."""
+"""tables/kernels.py: kernel_summary (per parent op, kernel, stream; sum is stream time) and short_kernels;
+the parents and the rows found per distinct value read as the event-by-event loops they replace."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from perfreport.pipeline import load_tree
 from perfreport.tables import columns as C
-from perfreport.tables.kernels import kernel_summary, short_kernels
+from perfreport.tables.kernels import gpu_parents, kernel_summary, parent_op, short_kernels
 from perfreport.tables.ops import UNLINKED
 from tests.kit import X, shape_args, write_trace
 
@@ -55,3 +58,38 @@ def test_short_kernels_below_the_threshold_with_the_ops_inputs(tree):
     assert rows[0][C.INPUT_DIMS] == ""
     assert rows[0][C.PERCENT_OF_GPU_TIMELINE_PCT] == pytest.approx(3.0)
     assert short_kernels(tree, 200.0, threshold_us=1.0).rows == []
+
+
+FIXTURES = ["serving_inductor", "sglang_tiny_graph", "torch_compile_triton", "vllm_decode_graph", "idle_launch_steps"]
+
+
+def _fixture(name):
+    return load_tree(str(Path(__file__).resolve().parents[2] / "fixtures" / f"{name}.json.gz"))
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_parents_read_as_parent_op_event_by_event(name):
+    tree = _fixture(name)
+    op_code, ops, code, table = gpu_parents(tree)
+    assert [table[c] for c in code.tolist()] == [parent_op(g) for g in tree.gpu]
+    assert table == list(dict.fromkeys(parent_op(g) for g in tree.gpu))  # numbered as first seen
+    assert all(ops[c] is g.op for c, g in zip(op_code.tolist(), tree.gpu))
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_kernel_rows_group_as_the_event_loops(name):
+    tree = _fixture(name)
+    summary, short = {}, {}
+    for g in tree.gpu:
+        p = parent_op(g)
+        summary.setdefault((p[0], g.name, g.stream), []).append(p[1])
+        if g.dur < 10.0:
+            key = (p[0], id(g.op.args) if g.op is not None else id(g), g.name)
+            short[key] = short.get(key, 0) + 1
+    rows = kernel_summary(tree, 1000.0).records()
+    got = {(r[C.PARENT_OP], r[C.KERNEL], r[C.STREAM]): (r[C.PARENT_OP_CATEGORY], r[C.COUNT]) for r in rows}
+    assert got == {k: (v[-1], len(v)) for k, v in summary.items()}  # the last event's category
+    rows = short_kernels(tree, 1000.0, 10.0).records()
+    assert sorted((r[C.PARENT_OP], r[C.KERNEL], r[C.COUNT]) for r in rows) == sorted(
+        (p, k, n) for (p, _, k), n in short.items()
+    )

@@ -80,3 +80,55 @@ def test_kernels_summary_text_counts_per_name_and_stream(tree):
     t, _ = tree
     ks = sorted(t.gpu, key=lambda g: g.ts)
     assert kernels_summary_text([ks[:1], ks[1:2]]) == "gemm [stream 7] x2, mean 20.000 µs"
+
+
+def _summary_loop(tree, times):
+    """The op-by-op sums ops_summary replaces: per name, count, Σ direct / subtree / CPU time in
+    tree order, the first op's category (a later one's where it has none)."""
+    from perfreport.tables.ops import category, op_rows
+
+    agg: dict = {}
+    for o in op_rows(tree, times):
+        a = agg.setdefault(o.name, [0, 0.0, 0.0, 0.0, ""])
+        a[0] += 1
+        a[1] += float(times.direct[o.uid])
+        a[2] += float(times.subtree[o.uid])
+        a[3] += o.dur
+        a[4] = a[4] or category(o)
+    return {k: (v[4], v[0], v[1], v[2], v[3]) for k, v in agg.items()}
+
+
+def _unique_loop(tree, times):
+    """The op-by-op grouping ops_unique_args replaces: (name, args dict or none), first seen."""
+    from perfreport.tables.ops import op_rows
+
+    groups: dict = {}
+    for o in op_rows(tree, times):
+        groups.setdefault((o.name, id(a) if (a := o.args) else 0), []).append(o)
+    return groups
+
+
+@pytest.mark.parametrize("name", ["serving_inductor", "cpu_block", "sglang_tiny_graph", "torch_compile_triton"])
+def test_op_sheets_read_as_the_op_by_op_loops(name):
+    from pathlib import Path
+
+    tree = load_tree(str(Path(__file__).resolve().parents[2] / "fixtures" / f"{name}.json.gz"))
+    times = OpTimes(tree)
+    want = _summary_loop(tree, times)
+    got = {
+        r[C.NAME]: (
+            r[C.CATEGORY],
+            r[C.COUNT],
+            r[C.DIRECT_KERNEL_TIME_US],
+            r[C.SUBTREE_KERNEL_TIME_US],
+            r[C.CPU_TIME_US],
+        )
+        for r in ops_summary(tree, times).records()
+        if r[C.NAME] != UNLINKED
+    }
+    assert got == want and list(got) == [k for k in sorted(want, key=lambda k: -want[k][2 if tree.gpu else 4])]
+    groups = _unique_loop(tree, times)
+    rows = ops_unique_args(tree, times).records()
+    assert sorted((r[C.NAME], r[C.COUNT], r[C.EXAMPLE_TS_US]) for r in rows) == sorted(
+        (name, len(ops), ops[0].ts) for (name, _), ops in groups.items()
+    )

@@ -117,3 +117,33 @@ def test_per_category_sheets_lead_with_the_unified_columns():
         assert s.columns[: len(LEAD_COLS)] == LEAD_COLS, s.name
         assert s.columns.index("roofline mean (%)") == 4  # column E
         assert len(set(s.columns)) == len(s.columns)
+
+
+def test_roofline_percents_of_all_timed_instances_read_as_the_nan_skipping_ones():
+    import numpy as np
+
+    from perfreport.tables.perf import _roofline_pcts
+
+    rng = np.random.default_rng(11)
+    for n in [1, 2, 3, 7, 8, 9, 16, 17, 100, 1000]:
+        t = rng.lognormal(2, 1.5, n)
+        rt = float(rng.lognormal(2, 1))
+        fast, slow = {}, {}
+        p_fast = _roofline_pcts(fast, t, True, rt, rt / 2, rt * 3)
+        p_slow = _roofline_pcts(slow, t, np.ones(n, dtype=bool), rt, rt / 2, rt * 3)  # (the NaN path)
+        assert fast == slow and p_fast.tolist() == p_slow.tolist()
+
+
+def test_first_unlinked_starts_are_the_first_events_of_each_name():
+    from pathlib import Path
+
+    from perfreport.tables.perf import _first_unlinked_ts
+
+    fix = Path(__file__).resolve().parents[2] / "fixtures"
+    for name in ("mi210_gpu_only", "sglang_tiny_graph"):
+        tree = load_tree(str(fix / f"{name}.json.gz"))
+        want: dict = {}
+        for g in tree.gpu:
+            if g.launcher is None:
+                want.setdefault(f"(unlinked) {g.name}", g.ts)
+        assert _first_unlinked_ts(tree) == want

@@ -141,3 +141,48 @@ def test_part_codes_number_as_the_unit_loop():
         code, first, parity, by_group = part_codes(np.array(gid, dtype=np.int32), np.array(sig, dtype=np.int32))
         assert (code.tolist(), first.tolist(), parity.tolist()) == _part_loop(gid, sig)
         assert by_group.tolist() == sorted(range(len(gid)), key=lambda u: gid[u])  # stable: unit order in a group
+
+
+def _group_loop(tree):
+    """The unit-by-unit grouping _group_codes replaces: (group key of each unit, each group's first
+    op and the params of its model's Eval), a model evaluated once per (name, args, perf_meta)."""
+    from perfreport.events import CPU_OP
+    from perfreport.tables.ops import category
+
+    cache, first, keys = {}, {}, []
+    for op, name, ks, cls in collect_units(tree):
+        if cls is not None:
+            m = op.perf_meta
+            ck = (name, id(op.args), repr(sorted(m.items())) if m else "")
+            if ck not in cache:
+                e = Eval(cls, op)
+                cache[ck] = (e, repr(e.params))
+            e, params = cache[ck]
+            key = (name, id(op.args), params, e.reason)
+        else:
+            e = None
+            cat = "unlinked" if op is None else None if op.cat == CPU_OP else category(op, ks)
+            key = (name, id(op.args) if op is not None else 0, None, cat)
+        first.setdefault(key, (op, e and e.params))
+        keys.append(key)
+    return keys, first
+
+
+def test_group_codes_group_as_the_unit_loop(tmp_path):
+    from pathlib import Path
+
+    from perfreport.tables.perf_groups import _group_codes
+    from perfreport.tables.perf_units import linked_units
+
+    fix = Path(__file__).resolve().parents[2] / "fixtures"
+    trees = [load_tree(str(fix / f"{n}.json.gz")) for n in ("serving_inductor", "sglang_tiny_graph", "cpu_block")]
+    for tree in trees + [_trace(tmp_path, [10, 100, 10, 100])]:
+        keys, first = _group_loop(tree)
+        gid, groups, modelled = _group_codes(linked_units(tree), [g for g in tree.gpu if g.launcher is None])
+        seen: dict = {}
+        assert gid.tolist() == [seen.setdefault(k, len(seen)) for k in keys]  # (as the loop groups them)
+        drop = [(k[0], k[2], k[3]) for k in groups]  # (an argument set: its code here, its id there)
+        assert drop == [(k[0], k[2], k[3]) for k in first]
+        assert [(g.op0, g.ev and g.ev.params) for g in groups.values()] == list(first.values())
+        assert [g.ix for g in groups.values()] == list(range(len(groups)))
+        assert modelled.tolist() == [cls is not None for cls in linked_units(tree)[3]]
