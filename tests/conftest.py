@@ -168,7 +168,13 @@ def pytest_configure(config):
 
 
 def pytest_runtest_setup(item):
-    # Triton's interpreter, once a test module has imported it: tests/kit/interpreter.py
+    # Triton's interpreter, once a test module has imported it: tests/kit/interpreter.py (imported
+    # here once triton is, with TRITON_INTERPRET=1, so the module's first launch takes it too)
+    if "triton" in sys.modules and "triton.runtime.interpreter" not in sys.modules:
+        import os
+
+        if os.environ.get("TRITON_INTERPRET") == "1":
+            import triton.runtime.interpreter  # noqa: F401
     if "triton.runtime.interpreter" in sys.modules:
         from tests.kit import interpreter
 
