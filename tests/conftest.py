@@ -1,11 +1,17 @@
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# torch's intra-op pool at one thread in the test processes and what they start (unless the
+# caller says otherwise): two pytest-xdist workers on two cores with two spinning OpenMP threads
+# each only burn CPU (the captures pin their own count: scripts/stand_in_library.py)
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 FIX = ROOT / "fixtures"
 
 
@@ -65,25 +71,26 @@ GROUPS = {
     "tests/pa/kernel/test_partition_kernel_scales.py": "triton-interpreter",
     "tests/scripts/test_capture_": "captures",  # every test_capture_*.py (the `captured` fixture)
 }
-COST = {
-    "triton-interpreter": 40.0,
-    "tests/read/test_collect_c.py": 19.0,
-    "tests/read/test_collect_doc.py": 18.0,
-    "tests/cli/test_hostile.py": 17.0,
-    "tests/multi/test_engines.py": 14.0,
-    "tests/tables/test_conservation.py": 13.0,
-    "tests/traces/test_corpus.py": 12.5,
-    "tests/cli/test_hostile_readers.py": 10.5,
-    "tests/house/test_sheet_digests.py": 10.0,
-    "captures": 10.0,
-    "tests/diff/test_diff.py": 7.0,
-    "tests/cli/test_bench_pa.py": 6.5,
+COST = {  # session 26 (benchmarks/suite_cpu.py, -n 2); wall-heavy units (Ray, Chromium) by their wall
+    "triton-interpreter": 32.0,
+    "tests/cli/test_hostile.py": 16.0,
+    "tests/read/test_collect_doc.py": 15.0,
+    "captures": 14.0,
+    "tests/read/test_collect_c.py": 14.0,
+    "tests/multi/test_engines.py": 14.0,  # ~8 CPU s, ~25 s wall (Ray's start)
+    "tests/tables/test_conservation.py": 12.0,
+    "tests/traces/test_corpus.py": 11.5,
+    "tests/house/test_sheet_digests.py": 9.5,
+    "tests/cli/test_hostile_readers.py": 8.5,
+    "tests/cli/test_app.py": 8.0,
+    "tests/writers/test_html_browser.py": 7.0,  # ~7 CPU s, ~14 s wall (Chromium)
+    "tests/cli/test_hostile_outputs.py": 6.5,
+    "tests/cli/test_bench_pa.py": 6.0,
     "tests/scripts/test_gpu_checks_script.py": 6.0,
-    "tests/cli/test_app.py": 6.0,
-    "tests/tables/test_coverage_statement.py": 6.0,
-    "tests/cli/test_hostile_outputs.py": 6.0,
-    "tests/read/test_formats.py": 5.0,
-    "tests/pa/kernel/test_compiled_checks.py": 4.0,  # 70 CPU s with an empty Triton cache
+    "tests/diff/test_diff.py": 6.0,
+    "tests/tables/test_coverage_statement.py": 5.5,
+    "tests/pa/kernel/test_compiled_checks.py": 4.5,  # 70 CPU s with an empty Triton cache
+    "tests/read/test_formats.py": 4.5,
 }
 
 
@@ -151,7 +158,6 @@ def _bytecode(paths: list, config) -> None:
 def pytest_configure(config):
     if hasattr(config, "workerinput") or sys.dont_write_bytecode or not config.getoption("numprocesses", None):
         return
-    import os
 
     paths = [p for d in ("perfreport", "tests", "scripts") for p in sorted((ROOT / d).rglob("*.py"))]
     pids = []
@@ -168,7 +174,11 @@ def pytest_configure(config):
 
 
 def pytest_runtest_setup(item):
-    # Triton's interpreter, once a test module has imported it: tests/kit/interpreter.py
+    # Triton's interpreter, once a test module has imported it: tests/kit/interpreter.py (imported
+    # here once triton is, with TRITON_INTERPRET=1, so the module's first launch takes it too)
+    if "triton" in sys.modules and "triton.runtime.interpreter" not in sys.modules:
+        if os.environ.get("TRITON_INTERPRET") == "1":
+            import triton.runtime.interpreter  # noqa: F401
     if "triton.runtime.interpreter" in sys.modules:
         from tests.kit import interpreter
 

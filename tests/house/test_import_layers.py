@@ -15,6 +15,7 @@ or through others.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2] / "perfreport"
@@ -36,7 +37,17 @@ def _modules():
         yield name, f
 
 
-def _imports(name: str, f: Path):
+def _imports(name: str, f: Path) -> tuple:
+    """The perfreport modules ``f`` imports (parsed once per run: both checks below read them)."""
+    return _parsed(name, f)
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(name: str, f: Path) -> tuple:
+    return tuple(_walk(name, f))
+
+
+def _walk(name: str, f: Path):
     pkg = name if f.name == "__init__.py" else name.rsplit(".", 1)[0]
     for n in ast.walk(ast.parse(f.read_text())):
         if isinstance(n, ast.Import):

@@ -6,7 +6,6 @@ both sides, so the check covers all the others."""
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from perfreport.passes.kernel_element_size import element_size_from_kernels
@@ -29,6 +28,8 @@ from tests.conftest import FIX
     ],
 )
 def test_reports_identical_with_and_without_passes(name):
+    import pandas as pd  # here, not at collection (0.5 CPU s a pytest-xdist worker)
+
     path = str(FIX / f"{name}.json.gz")
     with_p = load_tree(path)
     without = load_tree(path, passes=False)

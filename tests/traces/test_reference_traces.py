@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from perfreport.pipeline import load_tree
@@ -38,6 +37,8 @@ def case(request):
 
 
 def test_direct_kernel_time_per_op_matches_reference(case):
+    import pandas as pd  # here, not at collection (0.5 CPU s a pytest-xdist worker)
+
     ref_dir, tree = case
     ours = ops_summary(tree, OpTimes(tree)).df.set_index("name")
     ref = pd.read_csv(FIX / "reference" / ref_dir / "ops_summary.csv")
@@ -49,6 +50,8 @@ def test_direct_kernel_time_per_op_matches_reference(case):
 
 
 def test_op_counts_match_reference(case):
+    import pandas as pd  # here, not at collection (0.5 CPU s a pytest-xdist worker)
+
     ref_dir, tree = case
     ours = ops_summary(tree, OpTimes(tree)).df.set_index("name")
     ref = pd.read_csv(FIX / "reference" / ref_dir / "ops_summary.csv")
@@ -58,6 +61,8 @@ def test_op_counts_match_reference(case):
 
 
 def test_gpu_timeline_linked_only_matches_reference(case):
+    import pandas as pd  # here, not at collection (0.5 CPU s a pytest-xdist worker)
+
     ref_dir, tree = case
     ref = pd.read_csv(FIX / "reference" / ref_dir / "gpu_timeline.csv")
     ours = gpu_timeline(tree, include_unlinked=False).df
@@ -67,6 +72,8 @@ def test_gpu_timeline_linked_only_matches_reference(case):
 
 
 def test_gpu_timeline_default_counts_unlinked_kernels(case):
+    import pandas as pd  # here, not at collection (0.5 CPU s a pytest-xdist worker)
+
     ref_dir, tree = case
     ref = pd.read_csv(FIX / "reference" / ref_dir / "gpu_timeline.csv").set_index("type")["time ms"]
     ours = gpu_timeline(tree).df.set_index("type")["time (ms)"]

@@ -9,7 +9,6 @@ the same kernels to the same capture ops.
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from perfreport.errors import BadInput
@@ -94,6 +93,8 @@ def test_every_graph_kernel_matched_by_name(merged):
 
 
 def test_direct_kernel_time_per_op_matches_reference(merged):
+    import pandas as pd  # here, not at collection (0.5 CPU s a pytest-xdist worker)
+
     tree = merged[0]
     ours = ops_summary(tree, OpTimes(tree)).df.set_index("name")
     ref = pd.read_csv(FIX / "reference" / "vllm_decode_graph" / "ops_summary.csv")
