@@ -80,18 +80,10 @@ def _plain(argv: list[str]) -> int | None:
 
         if exc.errno != errno.EPIPE:
             raise
-        _stdout_to_devnull()
+        from perfreport.writers.text import quiet_stdout
+
+        quiet_stdout()
         return 1
-
-
-def _stdout_to_devnull() -> None:
-    """After EPIPE: what is still buffered for stdout goes nowhere (no second error at exit)."""
-    try:
-        fd = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(fd, sys.stdout.fileno())
-        os.close(fd)
-    except (OSError, ValueError):
-        pass
 
 
 def _quiet(unraisable) -> None:

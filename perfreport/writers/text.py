@@ -184,14 +184,14 @@ def write_stdout(s: str, stream=None) -> None:
         stream.write(s)
         stream.flush()
     except BrokenPipeError:
-        _quiet_stdout()
+        quiet_stdout()
         raise
     except OSError as exc:
-        _quiet_stdout()
+        quiet_stdout()
         raise BadInput("<stdout>", f"write failed ({exc.strerror}); the sheet is incomplete") from None
 
 
-def _quiet_stdout() -> None:
+def quiet_stdout() -> None:
     try:
         fd = os.open(os.devnull, os.O_WRONLY)
         os.dup2(fd, sys.stdout.fileno())

@@ -128,3 +128,19 @@ def test_numpy_imported_by_analyze_runs_one_blas_thread(tmp_path):
     if r.stdout.strip() == "None":
         pytest.skip("numpy's BLAS here is not a bundled OpenBLAS")
     assert r.stdout.strip() == "1"
+
+
+def test_a_plain_line_ends_as_typer_ends_a_command(monkeypatch, tmp_path):
+    """stdout closed by its reader (EPIPE): exit 1, stdout's rest to /dev/null; an EOF: Aborted!, 1."""
+    import perfreport.cli.analyze as A
+    import perfreport.writers.text as T
+
+    quieted = []
+    monkeypatch.setattr(T, "quiet_stdout", lambda: quieted.append(1))
+    monkeypatch.setattr(A, "run", lambda **kw: (_ for _ in ()).throw(BrokenPipeError(32, "Broken pipe")))
+    assert M._plain(["perfreport", "analyze", "t.json"]) == 1 and quieted == [1]
+    monkeypatch.setattr(A, "run", lambda **kw: (_ for _ in ()).throw(EOFError()))
+    assert M._plain(["perfreport", "analyze", "t.json"]) == 1
+    monkeypatch.setattr(A, "run", lambda **kw: 3)
+    assert M._plain(["perfreport", "analyze", "t.json", "-q"]) == 3
+    assert M._plain(["perfreport", "analyze", "--help"]) is None
