@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
+from msgspec import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,8 +11,7 @@ if TYPE_CHECKING:  # annotations only: command_line() and provenance() stay chea
     from perfreport.tables.sheet import Sheet
 
 
-@dataclass(repr=False)
-class Report:
+class Report(msgspec.Struct, dict=True):
     """One analyzed trace.
 
     * ``sheets``: the report's :class:`~perfreport.tables.Sheet` objects, in report order;
@@ -37,10 +37,10 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     graph_capture_summary: str | None = None
     has_gpu: bool = True
-    meta: dict = field(default_factory=dict, repr=False)
+    meta: dict = field(default_factory=dict)
     coverage: Any = None
     inputs: list = field(default_factory=list)  # other files it was read from (graph capture, config, models)
-    timeline: Any = field(default=None, repr=False)  # the HTML page's time-axis data (tables/lanes.py)
+    timeline: Any = None  # the HTML page's time-axis data (tables/lanes.py)
     provenance: dict = field(default_factory=dict)
 
     def __repr__(self) -> str:

@@ -21,7 +21,8 @@ import gzip
 import math
 import re
 import zipfile
-from dataclasses import dataclass, field
+import msgspec
+from msgspec import field
 from pathlib import Path
 
 from perfreport.diff import context
@@ -40,8 +41,7 @@ MAX_INFLATED_BYTES = 1 << 30
 MAX_WORKBOOK_CELL = 32_767
 
 
-@dataclass
-class Side:
+class Side(msgspec.Struct):
     """What the diff needs of one input: the unified rows, the GPU timeline rows, notes."""
 
     source: str

@@ -14,14 +14,14 @@ What is left is ``vanished`` (only in A) or ``appeared`` (only in B).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
+from msgspec import field
 from perfreport.tables import columns as C
 
 RULES = ("name+shapes+dtypes", "name+category", "kernel name")
 
 
-@dataclass
-class Group:
+class Group(msgspec.Struct):
     """Rows of one side that share a match key, summed."""
 
     rows: list[dict] = field(default_factory=list)
@@ -58,8 +58,7 @@ class Group:
         return "; ".join(str(r.get(C.KERNELS) or "") for r in self.rows if r.get(C.KERNELS))
 
 
-@dataclass
-class Match:
+class Match(msgspec.Struct):
     rule: str  # one of RULES, or 'appeared' / 'vanished'
     a: Group | None
     b: Group | None

@@ -9,7 +9,7 @@ Everything here is parsed explicitly: trace strings are never evaluated as Pytho
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 from math import prod
 from typing import Any
 
@@ -17,8 +17,7 @@ from perfreport.errors import ModelError
 from perfreport.models.dtypes import bytes_per_element, dtype_from_code, is_tensor_type
 
 
-@dataclass(frozen=True)
-class Tensor:
+class Tensor(msgspec.Struct, frozen=True):
     shape: tuple[int, ...]
     dtype: str
     stride: tuple[int, ...] | None = None

@@ -23,7 +23,7 @@ Models are pure: no I/O, no access to the tree, no torch import.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 from typing import Any, Mapping, Protocol
 
 from perfreport.errors import ModelError
@@ -37,8 +37,7 @@ class OpView(Protocol):
     perf_meta: Mapping[str, Any]  # fields written by passes (empty mapping if none)
 
 
-@dataclass(frozen=True)
-class Assumption:
+class Assumption(msgspec.Struct, frozen=True):
     """A number the trace does not record, which one call's figures depend on.
 
     ``text`` names the unknown and the value the point figure uses, e.g. ``"distinct experts

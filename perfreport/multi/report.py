@@ -3,14 +3,13 @@ what the self-audit and the HTML page need (flagged rows, roofline-chart points,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from msgspec import field
 from pathlib import Path
 from typing import Any
 
 from perfreport.report import Report
 
 
-@dataclass(repr=False)
 class MultiReport(Report):
     """``coverage`` is a :class:`~perfreport.multi.coverage.RankCoverage`; ``rank_audits``:
     rank -> {"notes", "rows", "count"} of that rank's audit; ``rank_points``: rank -> its

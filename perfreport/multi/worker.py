@@ -8,7 +8,8 @@ by the worker itself and never travels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
+from msgspec import field
 from pathlib import Path
 
 from perfreport.multi.collectives import extract_calls
@@ -32,8 +33,7 @@ ANALYZE_OPTS = (
 )
 
 
-@dataclass
-class RankResult:
+class RankResult(msgspec.Struct):
     path: str
     dist_rank: int | None  # distributedInfo.rank
     world_size: int | None

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass
+import msgspec
 from typing import Callable
 
 
-@dataclass(frozen=True)
-class Pass:
+class Pass(msgspec.Struct, frozen=True):
     name: str
     writes: tuple[str, ...]
     fn: Callable

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import functools
 import gc
-from dataclasses import dataclass, field
+import msgspec
+from msgspec import field
 from typing import Callable, Iterator
 
 from perfreport.errors import BadInput
@@ -19,8 +20,7 @@ from perfreport.read.source import Source
 from perfreport.read.splitter import Split, iter_batches
 
 
-@dataclass
-class RawTrace:
+class RawTrace(msgspec.Struct, dict=True):
     """What the reader hands to :func:`perfreport.tree.build_tree`.
 
     ``records`` is a :class:`~perfreport.read.kineto.Collector`: typed columns, not one object

@@ -11,7 +11,8 @@ configs nest the language model under ``text_config`` (also ``llm_config``); tha
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import msgspec
+from msgspec import field
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,7 @@ from perfreport.errors import BadInput
 _NESTED = ("text_config", "llm_config", "language_config")
 
 
-@dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(msgspec.Struct, frozen=True):
     """The fields perfreport uses; None where the config does not give one."""
 
     source: str

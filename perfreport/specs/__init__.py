@@ -29,7 +29,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+import msgspec
+from msgspec import field
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,11 @@ from perfreport.errors import BadInput
 DATA_DIR = Path(__file__).parent / "data"
 
 
-@dataclass(frozen=True)
-class GpuSpec:
+class GpuSpec(msgspec.Struct, frozen=True):
+    """One GPU's roofline figures, read from a cited spec file (``perfreport archs``):
+    ``mem_bw_tbps`` (TB/s), ``peaks`` (precision -> TFLOP/s), ``llc_bytes``, on ``basis`` peak
+    or achievable; ``sources`` names the datasheet of each figure."""
+
     key: str
     name: str
     mem_bw_tbps: float | None
@@ -49,10 +53,10 @@ class GpuSpec:
     host_link_gbps: float | None = None  # host<->device link, GB/s (10^9 B/s) per direction
     sources: dict[str, str] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
-    match: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    match: dict[str, Any] = field(default_factory=dict)
     # GPU-to-GPU link and PCIe, GB/s (10^9 B/s): link_per_direction_GBps is what a collective's
     # bus bandwidth is set against (perfreport.multi.collectives)
-    interconnect: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    interconnect: dict[str, Any] = field(default_factory=dict)
     # basis 'achievable' asked for, but the spec file has no achievable figure for these
     # ("memory bandwidth", peak keys): they stay at the datasheet peak (the report warns)
     peak_fallback: tuple[str, ...] = ()

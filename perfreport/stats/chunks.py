@@ -26,14 +26,15 @@ The trace gives sums only, so :func:`window_group` returns the point value and b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import msgspec
+from msgspec import field
+from msgspec.structs import replace
 
 from perfreport.errors import ModelError
 from perfreport.stats.iteration_formats import STAT_KEYS
 
 
-@dataclass(frozen=True)
-class GroupStats:
+class GroupStats(msgspec.Struct, frozen=True):
     """One group's sums (module doc): requests (None: the format does not say), sq, sk, sqsq,
     sqsk, and ``estimated``: {statistic without its group prefix: (low, high)} for the ones that
     are point estimates."""
@@ -46,8 +47,7 @@ class GroupStats:
     estimated: dict = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class ChunkStats:
+class ChunkStats(msgspec.Struct, frozen=True):
     """The chunk statistics of one step: the prefill ("c") and decode ("g") groups."""
 
     prefill: GroupStats
@@ -98,8 +98,7 @@ def chunk_stats(op) -> ChunkStats:
     return ChunkStats(group("c"), group("g"), it.get("annotation", ""))
 
 
-@dataclass(frozen=True)
-class WindowGroup:
+class WindowGroup(msgspec.Struct, frozen=True):
     """Keys read and (q, k) pairs of one group under a window: point, low, high."""
 
     keys: float

@@ -29,15 +29,14 @@ Adding an engine's format is one :func:`register_format` call with its source, i
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import msgspec
 from functools import lru_cache
 from typing import Callable
 
 STAT_KEYS = ("c_sq", "c_sk", "c_sqsq", "c_sqsk", "g_sq", "g_sk", "g_sqsq", "g_sqsk")
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(msgspec.Struct, frozen=True):
     """The code that writes an annotation form."""
 
     repository: str
@@ -49,8 +48,7 @@ class Source:
         return f"{self.repository} {self.file} {self.function} ({self.commit})"
 
 
-@dataclass(frozen=True)
-class IterationFormat:
+class IterationFormat(msgspec.Struct, frozen=True):
     name: str
     regex: re.Pattern[str]
     convert: Callable[[re.Match[str]], dict]

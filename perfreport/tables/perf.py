@@ -30,7 +30,7 @@ half the model's read + write). A row above 100% with no cause that covers the e
 
 from __future__ import annotations
 
-import dataclasses
+from msgspec.structs import replace
 import math
 
 import numpy as np
@@ -168,7 +168,7 @@ def _row(u: RowInput, ctx: TableContext) -> dict:
             sp = spec
             f_lo, f_hi, b_lo, b_hi = ev.bounds
             if link:
-                sp = dataclasses.replace(spec, mem_bw_tbps=spec.host_link_gbps / 1000.0)
+                sp = replace(spec, mem_bw_tbps=spec.host_link_gbps / 1000.0)
                 b_lo = b_hi = by
                 flags.append(fl.host_link_text(spec.host_link_gbps, how))
             cs, fast, slow = _specs(sp, ev)

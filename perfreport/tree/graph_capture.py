@@ -29,7 +29,8 @@ holding the launch (passes match by time containment). Their CPU times are synth
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+import msgspec
+from msgspec import field
 from difflib import SequenceMatcher
 from pathlib import Path
 
@@ -55,8 +56,7 @@ GRAPH_LAUNCH = re.compile(r"(hip|cuda|cu)GraphLaunch")
 _EPS = 1e-3
 
 
-@dataclass
-class LaunchMatch:
+class LaunchMatch(msgspec.Struct):
     """One replay graph launch and what it was matched to."""
 
     launch: str
@@ -71,8 +71,7 @@ class LaunchMatch:
     problems: list[str] = field(default_factory=list)
 
 
-@dataclass
-class GraphMergeReport:
+class GraphMergeReport(msgspec.Struct):
     launches: list[LaunchMatch] = field(default_factory=list)
     layout: str | None = None  # "vLLM" or "SGLang"
     regions: list[str] = field(default_factory=list)

@@ -21,7 +21,7 @@ active step of a run usually carries compilation, autotuning and allocator growt
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import msgspec
 
 from perfreport.errors import BadInput
 from perfreport.events import RUNTIME, USER_ANNOTATION
@@ -33,8 +33,7 @@ GRAPH_LAUNCH = re.compile(r"(cuda|hip)GraphLaunch")
 WARMUP_FACTOR = 2.0
 
 
-@dataclass
-class Step:
+class Step(msgspec.Struct):
     number: int  # ProfilerStep's N, else the position in time order
     label: str  # the range's name
     source: str  # "ProfilerStep", "iteration annotation", "graph replay"

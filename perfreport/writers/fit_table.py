@@ -22,7 +22,7 @@ the essential columns at their narrowest exceed ``width``, the lines are as wide
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from perfreport.writers.cells import plain, text
 
@@ -31,8 +31,7 @@ SEP = "  "  # between columns
 RULE = "─"
 
 
-@dataclass
-class Col:
+class Col(msgspec.Struct):
     """One column: ``head`` (also the row key unless ``key`` is given), right-aligned when
     ``num``; ``drop``: 0 always shown, else the order of dropping (highest first); ``flex``
     columns are shortened (``cut`` ``"middle"``, ``"end"`` or ``"items"``: whole trailing
@@ -119,8 +118,7 @@ def shorten_items(s: str, width: int) -> str:
     return keep or ELLIPSIS
 
 
-@dataclass
-class Fitted:
+class Fitted(msgspec.Struct):
     """A laid-out table: print it on a rich console, or take :meth:`lines`."""
 
     title: str | None

@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 import zipfile
 from itertools import chain, repeat
-from dataclasses import dataclass, field
+import msgspec
+from msgspec import field
 
 NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 NS_R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -50,8 +51,7 @@ def col_letter(i: int) -> str:
     return s
 
 
-@dataclass
-class SheetPart:
+class SheetPart(msgspec.Struct):
     """One worksheet: what :func:`write_package` needs, already laid out by the caller."""
 
     title: str

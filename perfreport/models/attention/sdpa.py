@@ -47,7 +47,7 @@ flash_attn/flash_attn_interface.py (flash-attn 2.6+ ``torch.library`` custom ops
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from perfreport.errors import ModelError
 from perfreport.models.args import arg_bool, arg_float, arg_int, tensor, tensor_opt
@@ -59,8 +59,7 @@ from perfreport.stats.chunks import chunk_stats
 BWD_FACTOR = 2.5  # backward FLOPs / forward (module doc: 5 matmuls of the forward's 2)
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(msgspec.Struct, frozen=True):
     layout: str = "BHND"  # BHND | BNHD (THD when cu_seqlens is a tensor)
     q: int = 0
     k: int = 1

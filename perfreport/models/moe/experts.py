@@ -59,7 +59,7 @@ Signatures (positional, as traces record them):
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from perfreport.errors import ModelError
 from perfreport.models.args import Tensor, arg_int, nargs, perf_meta, tensor, tensor_opt

@@ -24,7 +24,7 @@ Signatures (positional, as traces record them):
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from perfreport.errors import ModelError
 from perfreport.models.args import Tensor, tensor, tensor_opt

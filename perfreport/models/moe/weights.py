@@ -5,7 +5,7 @@ formulas that use them: :mod:`perfreport.models.moe.experts`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from perfreport.errors import ModelError
 from perfreport.models.args import Tensor
@@ -25,8 +25,7 @@ FORMAT_BITS = {
 }
 
 
-@dataclass(frozen=True)
-class Experts:
+class Experts(msgspec.Struct, frozen=True):
     """Expert sizes of one MoE layer."""
 
     E: int  # experts stored (local)
