@@ -44,6 +44,18 @@ def manifest() -> list[dict]:
     return json.loads(MANIFEST.read_text(encoding="utf-8"))["traces"]
 
 
+def _load_json(data: bytes):
+    """``json.loads(data)``: msgspec's decode (the same values where it reads the text: big integers
+    as integers, the last of duplicate keys; ~5x faster on a large trace), else json's (it reads
+    what msgspec refuses: NaN, Infinity, lone surrogates, a BOM, numbers out of a double's range)."""
+    import msgspec
+
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return json.loads(data)
+
+
 def raw_gpu_events(path: Path) -> tuple[int, int]:
     """(GPU events in the file, distinct GPU events) counted from the raw JSON."""
     from perfreport.read.schema import CAT_ALIASES, GPU_CATS
@@ -51,7 +63,7 @@ def raw_gpu_events(path: Path) -> tuple[int, int]:
     data = path.read_bytes()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
-    doc = json.loads(data)
+    doc = _load_json(data)
     evs = doc.get("traceEvents", []) if isinstance(doc, dict) else doc
     gpu = set(GPU_CATS) | {k for k, v in CAT_ALIASES.items() if v in GPU_CATS}
     n, seen = 0, set()

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -12,6 +13,14 @@ ROOT = Path(__file__).resolve().parent.parent
 # caller says otherwise): two pytest-xdist workers on two cores with two spinning OpenMP threads
 # each only burn CPU (the captures pin their own count: scripts/stand_in_library.py)
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# The cyclic collector less often in the test processes (not in the processes they start): a
+# pytest-xdist worker holds torch, every test module and the session fixtures' trees, and each
+# full collection walks all of them; at the default thresholds (700, 10, 10) the collections
+# took ~10 CPU s a worker (~6% of the suite), ~3x less at these (measured on test_corpus,
+# test_formats, test_conservation, test_excel: 3.3 -> 1.0 CPU s). What is collected is the same,
+# later; perfreport collects the records' cycles itself (TraceTree.release).
+gc.set_threshold(10_000, 20, 20)
 FIX = ROOT / "fixtures"
 
 
@@ -71,26 +80,27 @@ GROUPS = {
     "tests/pa/kernel/test_partition_kernel_scales.py": "triton-interpreter",
     "tests/scripts/test_capture_": "captures",  # every test_capture_*.py (the `captured` fixture)
 }
-COST = {  # session 26 (benchmarks/suite_cpu.py, -n 2); wall-heavy units (Ray, Chromium) by their wall
+COST = {  # session 27 (benchmarks/suite_cpu.py, -n 2); wall-heavy units (Ray, Chromium, CLI processes) by their wall
     "triton-interpreter": 32.0,
-    "tests/cli/test_hostile.py": 16.0,
-    "tests/read/test_collect_doc.py": 15.0,
-    "captures": 14.0,
-    "tests/read/test_collect_c.py": 14.0,
-    "tests/multi/test_engines.py": 14.0,  # ~8 CPU s, ~25 s wall (Ray's start)
-    "tests/tables/test_conservation.py": 12.0,
+    "tests/multi/test_engines.py": 21.0,  # ~9 CPU s, ~21 s wall (Ray's start)
+    "tests/writers/test_html_browser.py": 14.5,  # ~8 CPU s, ~14.5 s wall (Chromium)
+    "tests/cli/test_hostile.py": 14.5,
+    "tests/tables/test_conservation.py": 14.0,
+    "tests/read/test_collect_doc.py": 14.0,
+    "tests/read/test_collect_c.py": 12.0,
     "tests/traces/test_corpus.py": 11.5,
-    "tests/house/test_sheet_digests.py": 9.5,
-    "tests/cli/test_hostile_readers.py": 8.5,
-    "tests/cli/test_app.py": 8.0,
-    "tests/writers/test_html_browser.py": 7.0,  # ~7 CPU s, ~14 s wall (Chromium)
-    "tests/cli/test_hostile_outputs.py": 6.5,
-    "tests/cli/test_bench_pa.py": 6.0,
+    "tests/cli/test_hostile_readers.py": 11.5,
+    "tests/cli/test_app.py": 11.5,
+    "captures": 11.0,
+    "tests/cli/test_hostile_outputs.py": 11.0,  # ~5 CPU s, ~11 s wall
+    "tests/house/test_sheet_digests.py": 10.5,
     "tests/scripts/test_gpu_checks_script.py": 6.0,
-    "tests/diff/test_diff.py": 6.0,
-    "tests/tables/test_coverage_statement.py": 5.5,
-    "tests/pa/kernel/test_compiled_checks.py": 4.5,  # 70 CPU s with an empty Triton cache
-    "tests/read/test_formats.py": 4.5,
+    "tests/pa/kernel/test_compiled_checks.py": 6.0,  # 70 CPU s with an empty Triton cache
+    "tests/cli/test_bench_pa.py": 5.5,
+    "tests/diff/test_diff.py": 5.5,
+    "tests/tables/test_coverage_statement.py": 4.5,
+    "tests/cli/test_main.py": 3.5,
+    "tests/writers/test_html_timeline_js.py": 3.5,
 }
 
 

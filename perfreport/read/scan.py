@@ -21,6 +21,8 @@ _TOK = re.compile(rb'[\[\]{}"]')
 BRACKETS = _TOK  # the bytes that open or close a value ([ ] { } and the string quote)
 _GAP = re.compile(rb"[ \t\r\n,]*")
 _BLANKS = b" \t\r\n"
+# a string's body up to and with its closing quote, from a byte that no backslash escapes
+_STRING_REST = re.compile(rb'[^"\\]*(?:\\[\s\S][^"\\]*)*"')
 
 
 class ScanError(Exception):
@@ -36,17 +38,20 @@ def string_end(buf, i: int, floor: int) -> int:
     """Index just after the closing quote of a string whose body starts at or before ``i``
     (``floor``: first byte of the body, or a resume point not preceded by a backslash);
     -1 if the buffer ends first."""
-    find = buf.find
-    while True:
-        q = find(b'"', i)
-        if q < 0:
-            return -1
-        k = q - 1
-        while k >= floor and buf[k] == 0x5C:  # backslashes before the quote
-            k -= 1
-        if (q - 1 - k) % 2 == 0:
-            return q + 1
-        i = q + 1
+    q = buf.find(b'"', i)
+    if q < 0:
+        return -1
+    k = q - 1
+    while k >= floor and buf[k] == 0x5C:  # backslashes before the quote
+        k -= 1
+    if (q - 1 - k) % 2 == 0:
+        return q + 1
+    # an escaped quote: the rest of the string in one regex pass (a body of many escaped quotes
+    # took one loop turn per quote). After it the escapes pair up from q + 1 (a quote is no
+    # backslash), so a quote is the end where the backslashes before it are even in number,
+    # as above
+    m = _STRING_REST.match(buf, q + 1)
+    return -1 if m is None else m.end()
 
 
 def resume_point(buf, floor: int) -> int:
@@ -94,8 +99,8 @@ class Scan:
         try:
             if self.str_floor >= 0:
                 k = string_end(buf, i, self.str_floor)
-                if k < 0 or k > n:
-                    self.i = resume_point(buf, self.str_floor) if stop is None else i
+                if k < 0 or k > n:  # the resume point, kept by the finally below
+                    i = resume_point(buf, self.str_floor) if stop is None else i
                     return
                 self.str_floor = -1
                 i = k
