@@ -13,9 +13,9 @@ from operator import attrgetter
 
 import numpy as np
 
-from perfreport.tables.op_times import shared_uids
+from perfreport.tables.op_times import remembered, shared_uids
 
-_cat, _uid = attrgetter("cat"), attrgetter("uid")
+_uid = attrgetter("uid")
 
 
 def first_codes(values, key=None) -> tuple[np.ndarray, list]:
@@ -26,6 +26,14 @@ def first_codes(values, key=None) -> tuple[np.ndarray, list]:
     lut.update(zip(lut, count()))  # (its values set in place: one dict, not two, at the peak)
     it = values if key is None else map(key, values)
     return np.fromiter(map(lut.__getitem__, it), dtype=np.int32, count=len(values)), list(lut)
+
+
+def event_codes(events, attr: str) -> tuple[np.ndarray, list]:
+    """:func:`first_codes` of attribute ``attr`` of each of ``events`` (a list of records), made
+    once while :func:`~perfreport.tables.op_times.shared` holds the list (the op and kernel
+    sheets code the same lists by name, category, launcher: one pass over the records, not one
+    per sheet). Read-only: copy before writing into the codes."""
+    return remembered(events, ("codes", attr), lambda: first_codes(events, attrgetter(attr)))
 
 
 def first_seen(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -109,11 +117,9 @@ def stream_value_codes(events) -> tuple[np.ndarray, list]:
 def kinds(events, name_code: np.ndarray, n_names: int, kind_of) -> np.ndarray:
     """int8 ``kind_of(event)`` of each of ``events``, called once per distinct (name, category)
     (``name_code``: each event's code among ``n_names`` names): ``kind_of`` reads only those two."""
-    cats = {c: i for i, c in enumerate(dict.fromkeys(map(_cat, events)))}
-    cat_code = np.fromiter(map(cats.__getitem__, map(_cat, events)), dtype=np.int32, count=len(events))
+    cat_code, cats = event_codes(events, "cat")
     nc = max(len(cats), 1)
     code, distinct = dense_codes(_pair_key(name_code, cat_code, nc), max(n_names, 1) * nc)
-    del cat_code
     first = np.full(distinct.size, -1, dtype=np.int64)
     first[code] = np.arange(code.size)  # an event of each pair (any one would do)
     lut = np.array([kind_of(events[i]) for i in first.tolist()], dtype=np.int8)
@@ -147,6 +153,7 @@ def looked_up(uid: np.ndarray, table: dict) -> tuple[np.ndarray, np.ndarray]:
 
 __all__ = [
     "dense_codes",
+    "event_codes",
     "first_codes",
     "first_seen",
     "kinds",

@@ -37,12 +37,13 @@ class _Shared:
     """What every table would otherwise recompute from one event list: its records' common
     columns (``src``, None where not all read from one), their uids, and Σ stream time."""
 
-    __slots__ = ("events", "src", "uid", "total")
+    __slots__ = ("events", "src", "uid", "total", "memo")
 
-    def __init__(self, events) -> None:
+    def __init__(self, events, src_uid=None) -> None:
         self.events = events
-        self.src, self.uid = _uids(events)
+        self.src, self.uid = _uids(events) if src_uid is None else src_uid
         self.total: float | None = None
+        self.memo: dict | None = {}  # what :func:`remembered` made (None once forgotten)
 
 
 def _uids(events):
@@ -56,13 +57,18 @@ def _uids(events):
 
 
 @contextmanager
-def shared(events):
-    """While open, :func:`event_columns`, :func:`gpu_time` and :func:`shared_uids` on
-    ``events`` (the same list object) reuse one uid gather and one Σ (the tables ask for them
-    a dozen times; a 105 MB trace: ~0.3 CPU s). Closed, nothing is kept: a list changed
-    later is read afresh."""
+def shared(events, src_uid=None):
+    """While open, :func:`event_columns`, :func:`gpu_time`, :func:`shared_uids` and
+    :func:`remembered` on ``events`` (the same list object) reuse one uid gather, one Σ and
+    what was remembered (the tables ask for them a dozen times; a 105 MB trace: ~0.3 CPU s).
+    ``src_uid``: the list's ``(columns, uids)`` when the caller has them (a subset of a shared
+    list: its uids by a numpy gather, no pass over the records). Closed, nothing is kept: a
+    list changed later is read afresh. Nested opens of one list keep the outer one's."""
     k = id(events)
-    _SHARED[k] = _Shared(events)
+    if _shared_of(events) is not None:
+        yield
+        return
+    _SHARED[k] = _Shared(events, src_uid)
     try:
         yield
     finally:
@@ -89,7 +95,23 @@ def forget_uids(events) -> None:
     if s is not None:
         if s.total is None:
             gpu_time_of(events)
-        s.src = s.uid = None
+        s.src = s.uid = s.memo = None
+
+
+_MISSING = object()
+
+
+def remembered(events, key, make):
+    """``make()``, made once per ``key`` while :func:`shared` holds ``events`` (and
+    :func:`forget_uids` has not dropped what it held); else made afresh on every call. The
+    value is shared by every caller: treat it as read-only."""
+    s = _shared_of(events)
+    if s is None or s.memo is None:
+        return make()
+    v = s.memo.get(key, _MISSING)
+    if v is _MISSING:
+        v = s.memo[key] = make()
+    return v
 
 
 def gpu_time(tree) -> float:
