@@ -22,7 +22,6 @@ from perfreport.tables.sheet import Sheet, fmt_dims, fmt_list
 from perfreport.tables import columns as C
 
 
-
 def parent_op(g):
     """(parent op name, its category) of GPU event ``g``: the kernel_summary grouping."""
     op = g.op
