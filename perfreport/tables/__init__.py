@@ -59,11 +59,12 @@ def _build(tree, short_kernel_us, include_unlinked, spec, perf, target_roofline,
     between = _between_kernels(tree, include_unlinked, steps_note, keep)
     times = OpTimes(tree)
     total = 1000.0 * sum(r[2] for r in tl.rows if r[1] == "total")
-    rows = op_rows(tree, times)  # the ops both op sheets read
-    summ = ops_summary(tree, times, rows)
-    sheets.append(ops_summary_by_category(summ, tree))
-    sheets.append(summ)
-    sheets.append(ops_unique_args(tree, times, rows))
+    rows = op_rows(tree, times)  # the ops both op sheets read (their uids and name codes once)
+    with shared(rows):
+        summ = ops_summary(tree, times, rows)
+        sheets.append(ops_summary_by_category(summ, tree))
+        sheets.append(summ)
+        sheets.append(ops_unique_args(tree, times, rows))
     del times, rows  # (two float64 columns per CPU event: freed before the kernel and perf sheets' peaks)
     if tree.gpu:
         parents = gpu_parents(tree)  # both kernel sheets group on it

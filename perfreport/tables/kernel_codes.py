@@ -13,7 +13,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from perfreport.tables.op_times import remembered, shared_uids
+from perfreport.tables.op_times import CHUNK, remembered, shared_uids
 
 _uid = attrgetter("uid")
 
@@ -33,7 +33,39 @@ def event_codes(events, attr: str) -> tuple[np.ndarray, list]:
     once while :func:`~perfreport.tables.op_times.shared` holds the list (the op and kernel
     sheets code the same lists by name, category, launcher: one pass over the records, not one
     per sheet). Read-only: copy before writing into the codes."""
-    return remembered(events, ("codes", attr), lambda: first_codes(events, attrgetter(attr)))
+    return remembered(events, ("codes", attr), lambda: _listed_codes(events, _LISTERS.get(attr) or _lister(attr)))
+
+
+# attribute values of a chunk of records by a list comprehension (a slot read ~3x faster than
+# ``map(attrgetter)``; chunks of CHUNK bound the list: 512 KB)
+_LISTERS = {
+    "name": lambda es: [e.name for e in es],
+    "cat": lambda es: [e.cat for e in es],
+    "launcher": lambda es: [e.launcher for e in es],
+}
+
+
+def _lister(attr: str):
+    get = attrgetter(attr)
+    return lambda es: list(map(get, es))
+
+
+def _listed_codes(events, lister) -> tuple[np.ndarray, list]:
+    """:func:`first_codes` of ``lister``'s values of ``events``, read a chunk at a time."""
+    n = len(events)
+    lut: dict = {}
+    code = np.empty(n, dtype=np.int32)
+    for a in range(0, n, CHUNK):
+        part = lister(events[a : a + CHUNK])
+        if not lut:
+            lut = dict.fromkeys(part)
+            lut.update(zip(lut, count()))
+        else:  # (the values new in this chunk, numbered after the earlier ones, in order)
+            for k in dict.fromkeys(part):
+                if k not in lut:
+                    lut[k] = len(lut)
+        code[a : a + len(part)] = list(map(lut.__getitem__, part))
+    return code, list(lut)
 
 
 def first_seen(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

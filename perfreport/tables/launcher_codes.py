@@ -10,15 +10,14 @@ sheet (:func:`~perfreport.tables.op_times.remembered`)."""
 
 from __future__ import annotations
 
-from itertools import count
 from operator import attrgetter
 
 import numpy as np
 
-from perfreport.tables.kernel_codes import first_codes
+from perfreport.tables.kernel_codes import event_codes, first_codes
 from perfreport.tables.op_times import remembered, shared_uids
 
-_launcher, _cat, _name = attrgetter("launcher"), attrgetter("cat"), attrgetter("name")
+_cat, _name = attrgetter("cat"), attrgetter("name")
 
 
 class LauncherTable:
@@ -29,13 +28,9 @@ class LauncherTable:
     __slots__ = ("code", "launchers", "none", "cat", "cats", "name", "names")
 
     def __init__(self, gpu) -> None:
-        lut = dict.fromkeys(map(_launcher, gpu))
-        lut.update(zip(lut, count()))  # (its values set in place: one dict)
-        self.code = np.fromiter(map(lut.__getitem__, map(_launcher, gpu)), dtype=np.int32, count=len(gpu))
-        self.none = lut.get(None, -1)
-        self.launchers = launchers = list(lut)
-        del lut
-        k = self.none
+        self.code, launchers = event_codes(gpu, "launcher")
+        self.launchers = launchers
+        self.none = k = next((i for i, lr in enumerate(launchers) if lr is None), -1)
         real = launchers if k < 0 else launchers[:k] + launchers[k + 1 :]  # (without None)
         cat, self.cats = first_codes(real, _cat)
         name, self.names = first_codes(real, _name)

@@ -18,7 +18,8 @@ import numpy as np
 from perfreport.events import CPU_OP, DRIVER, MEMCPY, MEMSET, RUNTIME
 from perfreport.models.registry import category_of
 from perfreport.stats.order import median
-from perfreport.tables.kernel_codes import first_codes, first_seen, name_stream_codes
+from perfreport.tables.kernel_codes import event_codes, first_codes, first_seen, name_stream_codes
+from perfreport.tables.launcher_codes import unlinked
 from perfreport.tables.op_codes import args_codes
 from perfreport.tables.op_times import LAUNCH, OpTimes, event_columns, gpu_time, kernel_time, shared, shared_uids
 from perfreport.tables.timeline import is_comm_name
@@ -112,7 +113,7 @@ def ops_summary(tree, times: OpTimes, ops: list | None = None) -> Sheet:
     order (``np.bincount`` over the name codes adds in that order); its category that of its
     first op (the next one's where that has none). ``ops``: :func:`op_rows`, if made."""
     ops = op_rows(tree, times) if ops is None else ops
-    code, names = first_codes(ops, _name)
+    code, names = event_codes(ops, "name")
     uid, dur = _op_durs(ops)
     n = len(names)
     count = np.bincount(code, minlength=n).tolist()
@@ -131,15 +132,17 @@ def ops_summary(tree, times: OpTimes, ops: list | None = None) -> Sheet:
         }
         for k, cat, c, d, t, u in zip(names, _first_categories(ops, code, n), count, direct, sub, cpu)
     ]
-    un = [g for g in tree.gpu if g.launcher is None]
+    un, un_uids = unlinked(tree.gpu)
     if un:
+        with shared(un, un_uids):
+            t = kernel_time(un)
         rows.append(
             {
                 C.NAME: UNLINKED,
                 C.CATEGORY: "unlinked",
                 C.COUNT: len(un),
-                C.DIRECT_KERNEL_TIME_US: kernel_time(un),
-                C.SUBTREE_KERNEL_TIME_US: kernel_time(un),
+                C.DIRECT_KERNEL_TIME_US: t,
+                C.SUBTREE_KERNEL_TIME_US: t,
                 C.CPU_TIME_US: 0.0,
             }
         )
@@ -306,7 +309,7 @@ def ops_unique_args(tree, times: OpTimes, ops: list | None = None) -> Sheet:
     values in op order, the statistics those of per-group arrays). ``ops``: :func:`op_rows`, if made."""
     ops = op_rows(tree, times) if ops is None else ops
     # a group per (name, argument set; args dicts are interned by the reader), numbered as first seen
-    name_code, names = first_codes(ops, _name)
+    name_code, names = event_codes(ops, "name")
     ac = args_codes(ops, empty=True)
     gid = name_code.astype(np.int64) * (int(ac.max()) + 1 if ac.size else 1) + ac
     del ac
