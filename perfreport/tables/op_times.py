@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from array import array
 from contextlib import contextmanager
-from itertools import repeat
+from itertools import chain
 
 import numpy as np
 
@@ -169,37 +169,86 @@ class OpTimes:
     """
 
     def __init__(self, tree):
-        # uids index the arrays; after --steps (perfreport.tree.steps.restrict) they have holes.
-        # Built in array('d') (reads and writes as fast as a list's, no float object kept per op).
-        n = max((o.uid for o in tree.ops), default=-1) + 1
-        subtree = array("d", bytes(8 * n))
+        # uids index the arrays; after --steps (perfreport.tree.steps.restrict) they have holes
+        ops = tree.ops
+        uid = _uids(ops)[1]
+        if uid is None:
+            uid = np.array([o.uid for o in ops], dtype=np.intp)
+        n = int(uid.max()) + 1 if uid.size else 0
         # direct: every op's kernels end to end, summed per op by np.bincount (in order, as
         # kernel_time adds them)
-        flat: list = []
-        uids = array("q")
-        for o in tree.ops:
-            if o.kernels:
-                flat.extend(o.kernels)
-                uids.extend(repeat(o.uid, len(o.kernels)))
+        kl = [o.kernels for o in ops]
+        lens = np.array([len(k) if k else 0 for k in kl], dtype=np.intp)
+        flat = list(chain.from_iterable(k for k in kl if k))
+        del kl
         (st,) = event_columns(flat, {"stream_time": "excl"})
-        direct = array("d", np.bincount(np.frombuffer(uids, dtype=np.int64), weights=st, minlength=n).tobytes())
-        del flat, uids, st
-        # children before parents: the reverse of a pre-order walk (no recursion), each op's
-        # children added in their order (the sum of a recursive post-order walk, bit for bit)
-        order: list = []
-        stack = list(tree.roots)
-        push, pop, visit = stack.extend, stack.pop, order.append
-        while stack:
-            o = pop()
-            visit(o)
-            if o.children:
-                push(o.children)
-        for o in reversed(order):
-            s = direct[o.uid] if o.cat not in LAUNCH or o.parent is None else 0.0  # owns(o)
-            if o.children:
-                for c in o.children:
-                    s += subtree[c.uid]
-            subtree[o.uid] = s
-        del order
-        self.direct = np.frombuffer(direct, dtype=np.float64)
-        self.subtree = np.frombuffer(subtree, dtype=np.float64)
+        direct = np.bincount(np.repeat(uid, lens), weights=st, minlength=n).astype(np.float64, copy=False)
+        del flat, st, lens
+        self.direct = direct
+        self.subtree = _subtree_sums(tree, ops, uid, n, direct)
+
+
+def _subtree_sums(tree, ops, uid, n, direct) -> np.ndarray:
+    """Each op's direct time if it owns its kernels (:func:`owns`), plus its children's subtree
+    sums in their order: level by level from the deepest (one ``np.bincount`` per level of the
+    tree, over each node's own time and then its children's sums, which adds per node in the
+    order the recursive sum does: ``((own + c1) + c2) + ...``, bit for bit). Ops not under
+    ``tree.roots`` keep 0."""
+    ch = [o.children for o in ops]
+    clens = np.array([len(c) if c else 0 for c in ch], dtype=np.intp)
+    kids = list(chain.from_iterable(c for c in ch if c))
+    del ch
+    roots = tree.roots
+    if len(kids) + len(roots) != len(ops):  # (children outside tree.ops, or ops under no root)
+        return _subtree_walk(tree, n, direct)
+    kid_uid = _uids(kids)[1]
+    if kid_uid is None:
+        kid_uid = np.array([o.uid for o in kids], dtype=np.intp)
+    del kids
+    ccount = np.zeros(n, dtype=np.intp)
+    ccount[uid] = clens
+    cstart = np.zeros(n, dtype=np.intp)
+    cstart[uid] = np.cumsum(clens) - clens  # (each op's first child in kid_uid)
+    del clens
+    own = direct.copy()
+    launch_in = np.array([o.cat in LAUNCH and o.parent is not None for o in ops], dtype=bool)
+    own = direct.copy()  # (a launch call inside another event owns no kernels: owns())
+    own[uid[launch_in]] = 0.0
+    del launch_in
+    levels = []  # (the nodes of each level, their children's positions in kid_uid)
+    f = np.array([r.uid for r in roots], dtype=np.intp)
+    while f.size:
+        cnt = ccount[f]
+        m = int(cnt.sum())
+        at = np.repeat(cstart[f] - (np.cumsum(cnt) - cnt), cnt) + np.arange(m)
+        levels.append((f, cnt, at))
+        f = kid_uid[at]
+    sub = np.zeros(n, dtype=np.float64)
+    for f, cnt, at in reversed(levels):
+        k = f.size
+        w = np.concatenate((own[f], sub[kid_uid[at]]))
+        b = np.concatenate((np.arange(k), np.repeat(np.arange(k), cnt)))
+        sub[f] = np.bincount(b, weights=w, minlength=k)
+    return sub
+
+
+def _subtree_walk(tree, n, direct) -> np.ndarray:
+    """:func:`_subtree_sums` op by op (a tree whose children are not all in ``tree.ops``)."""
+    subtree = array("d", bytes(8 * n))
+    # children before parents: the reverse of a pre-order walk (no recursion), each op's
+    # children added in their order (the sum of a recursive post-order walk, bit for bit)
+    order: list = []
+    stack = list(tree.roots)
+    push, pop, visit = stack.extend, stack.pop, order.append
+    while stack:
+        o = pop()
+        visit(o)
+        if o.children:
+            push(o.children)
+    for o in reversed(order):
+        s = direct[o.uid] if o.cat not in LAUNCH or o.parent is None else 0.0  # owns(o)
+        if o.children:
+            for c in o.children:
+                s += subtree[c.uid]
+        subtree[o.uid] = s
+    return np.frombuffer(subtree, dtype=np.float64)
