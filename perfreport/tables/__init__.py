@@ -62,7 +62,7 @@ def _build(tree, short_kernel_us, include_unlinked, spec, perf, target_roofline,
     rows = op_rows(tree, times)  # the ops both op sheets read (their uids and name codes once)
     with shared(rows):
         summ = ops_summary(tree, times, rows)
-        sheets.append(ops_summary_by_category(summ, tree))
+        sheets.append(ops_summary_by_category(summ, tree, rows, times))
         sheets.append(summ)
         sheets.append(ops_unique_args(tree, times, rows))
     del times, rows  # (two float64 columns per CPU event: freed before the kernel and perf sheets' peaks)

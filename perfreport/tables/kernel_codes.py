@@ -33,7 +33,13 @@ def event_codes(events, attr: str) -> tuple[np.ndarray, list]:
     once while :func:`~perfreport.tables.op_times.shared` holds the list (the op and kernel
     sheets code the same lists by name, category, launcher: one pass over the records, not one
     per sheet). Read-only: copy before writing into the codes."""
-    return remembered(events, ("codes", attr), lambda: _listed_codes(events, _LISTERS.get(attr) or _lister(attr)))
+    return remembered(events, ("codes", attr), lambda: listed_codes(events, attr))
+
+
+def listed_codes(events, attr: str) -> tuple[np.ndarray, list]:
+    """:func:`first_codes` of attribute ``attr`` of each of ``events``, read a chunk at a time
+    (not remembered: see :func:`event_codes`)."""
+    return _listed_codes(events, _LISTERS.get(attr) or _lister(attr))
 
 
 # attribute values of a chunk of records by a list comprehension (a slot read ~3x faster than
@@ -66,6 +72,21 @@ def _listed_codes(events, lister) -> tuple[np.ndarray, list]:
                     lut[k] = len(lut)
         code[a : a + len(part)] = list(map(lut.__getitem__, part))
     return code, list(lut)
+
+
+def positions_by_uid(events) -> np.ndarray | None:
+    """int32 position in ``events`` of each uid (-1: none there), or None when their uids are
+    not held (:func:`~perfreport.tables.op_times.shared_uids`); made once while shared."""
+
+    def make():
+        uid = shared_uids(events)[1]
+        if uid is None:
+            return None
+        pos = np.full(int(uid.max()) + 1 if uid.size else 0, -1, dtype=np.int32)
+        pos[uid] = np.arange(uid.size, dtype=np.int32)
+        return pos
+
+    return remembered(events, "positions", make)
 
 
 def first_seen(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -186,7 +207,9 @@ def looked_up(uid: np.ndarray, table: dict) -> tuple[np.ndarray, np.ndarray]:
 __all__ = [
     "dense_codes",
     "event_codes",
+    "positions_by_uid",
     "first_codes",
+    "listed_codes",
     "first_seen",
     "kinds",
     "looked_up",

@@ -205,19 +205,8 @@ def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0, parent
             t = m = d[0]
         else:
             t, m = d.sum(), d.mean()
-        rows.append(
-            {
-                C.PARENT_OP: pname,
-                C.INPUT_DIMS: cells[0],
-                C.INPUT_STRIDES: cells[1],
-                C.CONCRETE_INPUTS: cells[2],
-                C.KERNEL: kname,
-                C.COUNT: len(d),
-                C.SUM_US: t,
-                C.MEAN_US: m,
-                C.PERCENT_OF_GPU_TIMELINE_PCT: 100.0 * t / total_time_us if total_time_us else 0.0,
-            }
-        )
+        # (a row as the list of its cells, in the columns' order: ~2,000 rows at 105 MB)
+        rows.append([pname, *cells, kname, len(d), t, m, 100.0 * t / total_time_us if total_time_us else 0.0])
     cols = [
         C.PARENT_OP,
         C.INPUT_DIMS,
@@ -229,12 +218,8 @@ def short_kernels(tree, total_time_us: float, threshold_us: float = 10.0, parent
         C.MEAN_US,
         C.PERCENT_OF_GPU_TIMELINE_PCT,
     ]
-    rows.sort(key=lambda r: -r[C.SUM_US])
+    at = cols.index(C.SUM_US)
+    rows.sort(key=lambda r: -r[at])
     note = f"kernels shorter than {threshold_us:g} µs"
-    return Sheet.from_records(
-        "short_kernels",
-        rows,
-        cols,
-        {C.COUNT: INT, C.SUM_US: US, C.MEAN_US: US, C.PERCENT_OF_GPU_TIMELINE_PCT: PCT},
-        [note],
-    )
+    fm = {C.COUNT: INT, C.SUM_US: US, C.MEAN_US: US, C.PERCENT_OF_GPU_TIMELINE_PCT: PCT}
+    return Sheet("short_kernels", cols, rows, fm, [note])

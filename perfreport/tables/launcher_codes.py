@@ -10,14 +10,10 @@ sheet (:func:`~perfreport.tables.op_times.remembered`)."""
 
 from __future__ import annotations
 
-from operator import attrgetter
-
 import numpy as np
 
-from perfreport.tables.kernel_codes import event_codes, first_codes
+from perfreport.tables.kernel_codes import event_codes, listed_codes
 from perfreport.tables.op_times import remembered, shared_uids
-
-_cat, _name = attrgetter("cat"), attrgetter("name")
 
 
 class LauncherTable:
@@ -32,8 +28,8 @@ class LauncherTable:
         self.launchers = launchers
         self.none = k = next((i for i, lr in enumerate(launchers) if lr is None), -1)
         real = launchers if k < 0 else launchers[:k] + launchers[k + 1 :]  # (without None)
-        cat, self.cats = first_codes(real, _cat)
-        name, self.names = first_codes(real, _name)
+        cat, self.cats = listed_codes(real, "cat")
+        name, self.names = listed_codes(real, "name")
         if k >= 0:
             cat, name = np.insert(cat, k, -1), np.insert(name, k, -1)
         self.cat, self.name = cat, name

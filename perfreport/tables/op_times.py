@@ -181,9 +181,20 @@ class OpTimes:
         lens = np.array([len(k) if k else 0 for k in kl], dtype=np.intp)
         flat = list(chain.from_iterable(k for k in kl if k))
         del kl
-        (st,) = event_columns(flat, {"stream_time": "excl"})
-        direct = np.bincount(np.repeat(uid, lens), weights=st, minlength=n).astype(np.float64, copy=False)
+        owner = np.repeat(uid, lens)
+        ksrc, kuid = _uids(flat)
+        if kuid is not None and getattr(ksrc, "excl", None) is not None:
+            st = np.asarray(ksrc.excl, dtype=np.float64)[kuid]
+        else:
+            (st,) = event_columns(flat, {"stream_time": "excl"})
+            ksrc = kuid = None
+        direct = np.bincount(owner, weights=st, minlength=n).astype(np.float64, copy=False)
         del flat, st, lens
+        # every op's kernels end to end (tree.ops order): their columns, uids and op's uid (None
+        # where not all read from one Columns), for the sheets that list the ops' kernels
+        self.kernel_src, self.kernel_uid = ksrc, kuid
+        self.kernel_owner = owner.astype(np.int32) if kuid is not None else None
+        del owner
         self.direct = direct
         self.subtree = _subtree_sums(tree, ops, uid, n, direct)
 

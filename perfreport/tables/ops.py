@@ -18,7 +18,7 @@ import numpy as np
 from perfreport.events import CPU_OP, DRIVER, MEMCPY, MEMSET, RUNTIME
 from perfreport.models.registry import category_of
 from perfreport.stats.order import median
-from perfreport.tables.kernel_codes import event_codes, first_codes, first_seen, name_stream_codes
+from perfreport.tables.kernel_codes import event_codes, first_codes, first_seen, name_stream_codes, positions_by_uid
 from perfreport.tables.launcher_codes import unlinked
 from perfreport.tables.op_codes import args_codes
 from perfreport.tables.op_times import LAUNCH, OpTimes, event_columns, gpu_time, kernel_time, shared, shared_uids
@@ -180,12 +180,14 @@ def _first_categories(ops: list, code: np.ndarray, n: int) -> list[str]:
     return out
 
 
-def ops_summary_by_category(summary: Sheet, tree) -> Sheet:
+def ops_summary_by_category(summary: Sheet, tree, ops: list | None = None, times: OpTimes | None = None) -> Sheet:
     """Time and count per category. With GPU events, ``count`` counts the ops that launched
     kernels themselves (direct kernels, what the time column sums), not the zero-time wrappers
     around them: one ``aten::conv2d`` -> ``convolution`` -> ``_convolution`` ->
     ``miopen_convolution`` call is one op of its category, not four. Without GPU events every op
-    has its own CPU time, so every row's count is kept."""
+    has its own CPU time, so every row's count is kept. ``ops``, ``times``: the summary's
+    :func:`op_rows` and :class:`OpTimes`, if made (the ops that launched kernels themselves are
+    then counted per name from the kernel arrays: no pass over tree.ops)."""
     key = C.DIRECT_KERNEL_TIME_US if tree.gpu else C.CPU_TIME_US
     cat_of = {r[C.NAME]: r[C.CATEGORY] for r in summary.records()}
     agg: dict = {}
@@ -193,7 +195,12 @@ def ops_summary_by_category(summary: Sheet, tree) -> Sheet:
         a = agg.setdefault(r[C.CATEGORY], [0, 0.0])
         a[0] += r[C.COUNT] if not tree.gpu or r[C.NAME] == UNLINKED else 0
         a[1] += r[key]
-    if tree.gpu:
+    per_name = _owners_per_name(ops, times) if tree.gpu else None
+    if per_name is not None:
+        for name, c in per_name:
+            if name in cat_of:
+                agg[cat_of[name]][0] += c
+    elif tree.gpu:
         for o in tree.ops:  # the rows' ops (op_rows) that launched kernels themselves
             if o.kernels and o.name in cat_of and (o.cat not in (RUNTIME, DRIVER) or o.parent is None):
                 agg[cat_of[o.name]][0] += 1
@@ -208,6 +215,21 @@ def ops_summary_by_category(summary: Sheet, tree) -> Sheet:
         cols,
         {key: US, C.COUNT: INT, C.PERCENT_PCT: PCT, C.CUMULATIVE_PERCENT_PCT: PCT},
     )
+
+
+def _owners_per_name(ops: list | None, times: OpTimes | None):
+    """[(name, how many of ``ops`` have kernels)] where ``ops`` is :func:`op_rows` with GPU
+    events: an op with kernels that owns them (:func:`~perfreport.tables.op_times.owns`) is
+    a row, and every row with kernels owns them, so these are the ops the category counts;
+    None where the kernel arrays or the rows' uids are not held."""
+    if ops is None or times is None or times.kernel_owner is None:
+        return None
+    ruid = shared_uids(ops)[1]
+    if ruid is None:
+        return None
+    has = np.bincount(times.kernel_owner, minlength=times.direct.size)[ruid] > 0
+    code, names = event_codes(ops, "name")
+    return zip(names, np.bincount(code[has], minlength=len(names)).tolist())
 
 
 class KernelAcc:
@@ -271,16 +293,23 @@ def kernel_lists(pk, code, durs, keys: list, npart: int) -> list[dict]:
     return out
 
 
-def _kernel_texts(ops: list, gid: np.ndarray, ngroups: int) -> list[str]:
+def _kernel_texts(ops: list, gid: np.ndarray, ngroups: int, times: OpTimes | None = None, gpu=None) -> list[str]:
     """:func:`kernels_summary_text` of each group's ops' kernels, for all groups at once
     (``gid``: each op's group; a group's kernels are taken in its ops' order, as listing
-    them group by group would)."""
-    kl = [k or () for k in map(_kernels, ops)]
-    flat = list(chain.from_iterable(kl))
-    grp = np.repeat(gid, np.fromiter(map(len, kl), dtype=np.int32, count=len(kl)))
-    del kl
-    name_code, names = first_codes(flat, _name)
-    with shared(flat):  # (one uid gather for the streams and the durations)
+    them group by group would). With ``times`` and ``gpu`` (tree.gpu, shared) the kernels are
+    those :class:`OpTimes` laid end to end, picked by their op (``ops`` is a subsequence of
+    tree.ops, so they come in the same order): no pass over the records."""
+    fast = _row_kernels(ops, gid, times, gpu)
+    if fast is not None:
+        flat, grp, src_uid, name_code, names = fast
+    else:
+        kl = [k or () for k in map(_kernels, ops)]
+        flat = list(chain.from_iterable(kl))
+        grp = np.repeat(gid, np.fromiter(map(len, kl), dtype=np.int32, count=len(kl)))
+        del kl
+        name_code, names = first_codes(flat, _name)
+        src_uid = None
+    with shared(flat, src_uid):  # (one uid gather for the streams and the durations)
         code, keys = name_stream_codes(flat, name_code, names)
         (durs,) = event_columns(flat, {"dur": "dur"})
     del flat, name_code
@@ -290,6 +319,29 @@ def _kernel_texts(ops: list, gid: np.ndarray, ngroups: int) -> list[str]:
         ka.acc = acc
         out.append(ka.text())
     return out
+
+
+def _row_kernels(ops: list, gid: np.ndarray, times, gpu):
+    """(the kernels of ``ops``, each one's group, their (columns, uids), name codes, names) from
+    ``times``' kernel arrays and ``gpu``'s shared codes, or None where those are not held."""
+    if times is None or gpu is None or times.kernel_uid is None:
+        return None
+    ruid = shared_uids(ops)[1]
+    pos = positions_by_uid(gpu)
+    src = shared_uids(gpu)[0]
+    if ruid is None or pos is None or src is not times.kernel_src:
+        return None
+    row_gid = np.full(times.direct.size, -1, dtype=np.int64)
+    row_gid[ruid] = gid
+    g = row_gid[times.kernel_owner]
+    del row_gid
+    m = g >= 0
+    kuid = times.kernel_uid[m]
+    at = pos[kuid]
+    if (at < 0).any():  # (a kernel not in gpu)
+        return None
+    all_code, names = event_codes(gpu, "name")
+    return list(map(gpu.__getitem__, at.tolist())), g[m], (src, kuid), all_code[at], names
 
 
 def _op_durs(ops: list) -> tuple[np.ndarray, np.ndarray]:
@@ -315,7 +367,7 @@ def ops_unique_args(tree, times: OpTimes, ops: list | None = None) -> Sheet:
     del ac
     gid, at = first_seen(gid)
     ng = at.size
-    texts = _kernel_texts(ops, gid, ng)
+    texts = _kernel_texts(ops, gid, ng, times, tree.gpu)
     uid, cpu_all = _op_durs(ops)
     order = np.argsort(gid, kind="stable")
     ends = np.cumsum(np.bincount(gid, minlength=ng)).tolist()
