@@ -12,7 +12,7 @@ from perfreport.tables.gpu_arrays import gpu_arrays
 from perfreport.tables.idle import idle_time
 from perfreport.tables.kernels import gpu_parents, kernel_summary, short_kernels
 from perfreport.tables.op_times import OpTimes, forget_uids, gpu_time, shared
-from perfreport.tables.ops import op_rows, ops_summary, ops_summary_by_category, ops_unique_args
+from perfreport.tables.ops import op_rows_at, ops_summary, ops_summary_by_category, ops_unique_args
 from perfreport.tables.launches import launch_queue, launch_stats
 from perfreport.tables.sheet import Sheet
 from perfreport.tables.steps import steps_sheet
@@ -59,8 +59,8 @@ def _build(tree, short_kernel_us, include_unlinked, spec, perf, target_roofline,
     between = _between_kernels(tree, include_unlinked, steps_note, keep)
     times = OpTimes(tree)
     total = 1000.0 * sum(r[2] for r in tl.rows if r[1] == "total")
-    rows = op_rows(tree, times)  # the ops both op sheets read (their uids and name codes once)
-    with shared(rows):
+    rows, rows_uids = op_rows_at(tree, times)  # the ops both op sheets read (their uids and name codes once)
+    with shared(rows, rows_uids):
         summ = ops_summary(tree, times, rows)
         sheets.append(ops_summary_by_category(summ, tree, rows, times))
         sheets.append(summ)

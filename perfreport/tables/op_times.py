@@ -14,7 +14,7 @@ from itertools import chain
 
 import numpy as np
 
-from perfreport.events import DRIVER, RUNTIME
+from perfreport.events import CPU_OP, DRIVER, RUNTIME
 
 LAUNCH = (RUNTIME, DRIVER)
 
@@ -161,6 +161,10 @@ def owns(o) -> bool:
     return o.cat not in LAUNCH or o.parent is None
 
 
+CPU, IN_LAUNCH, OTHER = 0, 1, 2  # OpTimes.kind: a cpu_op, a launch call, another event
+_KIND = {CPU_OP: CPU, RUNTIME: IN_LAUNCH, DRIVER: IN_LAUNCH}
+
+
 class OpTimes:
     """``direct[uid]`` and ``subtree[uid]`` kernel time in µs, for every CPU event.
 
@@ -171,9 +175,10 @@ class OpTimes:
     def __init__(self, tree):
         # uids index the arrays; after --steps (perfreport.tree.steps.restrict) they have holes
         ops = tree.ops
-        uid = _uids(ops)[1]
+        self.src, uid = _uids(ops)
         if uid is None:
             uid = np.array([o.uid for o in ops], dtype=np.intp)
+        self.uid = uid  # (each op's, in tree.ops order; read by op_rows)
         n = int(uid.max()) + 1 if uid.size else 0
         # direct: every op's kernels end to end, summed per op by np.bincount (in order, as
         # kernel_time adds them)
@@ -189,17 +194,25 @@ class OpTimes:
             (st,) = event_columns(flat, {"stream_time": "excl"})
             ksrc = kuid = None
         direct = np.bincount(owner, weights=st, minlength=n).astype(np.float64, copy=False)
-        del flat, st, lens
+        del flat, st
+        self.has_kernels = lens > 0  # (in tree.ops order)
+        del lens
+        # each op's kind (CPU_OP / LAUNCH / another event), in tree.ops order; and whether it
+        # owns its kernels (owns(): a launch call nested in another event does not)
+        self.kind = np.array([_KIND.get(o.cat, OTHER) for o in ops], dtype=np.int8)
+        self.owning = self.kind != IN_LAUNCH
+        for i in np.flatnonzero(~self.owning).tolist():  # (launch calls: rare in a built tree)
+            self.owning[i] = ops[i].parent is None
         # every op's kernels end to end (tree.ops order): their columns, uids and op's uid (None
         # where not all read from one Columns), for the sheets that list the ops' kernels
         self.kernel_src, self.kernel_uid = ksrc, kuid
         self.kernel_owner = owner.astype(np.int32) if kuid is not None else None
         del owner
         self.direct = direct
-        self.subtree = _subtree_sums(tree, ops, uid, n, direct)
+        self.subtree = _subtree_sums(tree, ops, uid, n, direct, self.owning)
 
 
-def _subtree_sums(tree, ops, uid, n, direct) -> np.ndarray:
+def _subtree_sums(tree, ops, uid, n, direct, owning) -> np.ndarray:
     """Each op's direct time if it owns its kernels (:func:`owns`), plus its children's subtree
     sums in their order: level by level from the deepest (one ``np.bincount`` per level of the
     tree, over each node's own time and then its children's sums, which adds per node in the
@@ -221,11 +234,8 @@ def _subtree_sums(tree, ops, uid, n, direct) -> np.ndarray:
     cstart = np.zeros(n, dtype=np.intp)
     cstart[uid] = np.cumsum(clens) - clens  # (each op's first child in kid_uid)
     del clens
-    own = direct.copy()
-    launch_in = np.array([o.cat in LAUNCH and o.parent is not None for o in ops], dtype=bool)
     own = direct.copy()  # (a launch call inside another event owns no kernels: owns())
-    own[uid[launch_in]] = 0.0
-    del launch_in
+    own[uid[~owning]] = 0.0
     levels = []  # (the nodes of each level, their children's positions in kid_uid)
     f = np.array([r.uid for r in roots], dtype=np.intp)
     while f.size:

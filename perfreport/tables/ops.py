@@ -21,7 +21,7 @@ from perfreport.stats.order import median
 from perfreport.tables.kernel_codes import event_codes, first_codes, first_seen, name_stream_codes, positions_by_uid
 from perfreport.tables.launcher_codes import unlinked
 from perfreport.tables.op_codes import args_codes
-from perfreport.tables.op_times import LAUNCH, OpTimes, event_columns, gpu_time, kernel_time, shared, shared_uids
+from perfreport.tables.op_times import CPU, LAUNCH, OpTimes, event_columns, gpu_time, kernel_time, shared, shared_uids
 from perfreport.tables.timeline import is_comm_name
 from perfreport.tables.columns import INT, PCT, US
 from perfreport.tables.sheet import Sheet, fmt_dims, fmt_list, rank
@@ -35,6 +35,27 @@ def op_rows(tree, times: OpTimes) -> list:
     """The ops that matter to the op sheets, in tree order: every cpu_op with kernel time in
     its subtree or kernels of its own (every cpu_op without GPU events), and every other event
     that launched kernels as their owner (an annotation, a launch call outside any op)."""
+    return op_rows_at(tree, times)[0]
+
+
+def op_rows_at(tree, times: OpTimes) -> tuple[list, object]:
+    """(:func:`op_rows`, their ``(columns, uids)`` for :func:`~perfreport.tables.op_times.shared`
+    or None): picked by numpy over :class:`OpTimes`' per-op arrays (kind, kernels, ownership,
+    subtree time), the rule of :func:`op_rows`."""
+    ops = tree.ops
+    if tree.gpu and len(times.kind) == len(ops):
+        cpu = times.kind == CPU
+        with_k = times.has_kernels
+        keep = (cpu & ((times.subtree[times.uid] > 0) | with_k)) | (~cpu & with_k & times.owning)
+        at = np.flatnonzero(keep)
+        del cpu, with_k, keep
+        rows = list(map(ops.__getitem__, at.tolist()))
+        return rows, ((times.src, times.uid[at]) if times.src is not None else None)
+    return _op_rows_loop(tree, times), None
+
+
+def _op_rows_loop(tree, times: OpTimes) -> list:
+    """:func:`op_rows` op by op."""
     sub = _floats(times.subtree)
     if not tree.gpu:
         return [o for o in tree.ops if o.cat == CPU_OP or (o.kernels and (o.cat not in LAUNCH or o.parent is None))]
