@@ -71,11 +71,18 @@ def _build(tree, short_kernel_us, include_unlinked, spec, perf, target_roofline,
         sheets.append(kernel_summary(tree, total, parents))
         sheets.append(short_kernels(tree, total, short_kernel_us, parents))
         del parents
-    forget_uids(tree.gpu)  # the perf sheets gather their own: the uids are not held over their peak
     coverage = None
+    kept_keys: tuple = ()
     if perf:
-        from perfreport.tables.perf import perf_tables
+        from perfreport.tables.flags import OVERLAP, cross_stream_overlap_us
+        from perfreport.tables.perf import FIRST_UNLINKED, _first_unlinked_ts, perf_tables
 
+        if tree.gpu:  # made while the uids are held, kept for the perf sheets over the forget
+            cross_stream_overlap_us(tree.gpu)
+            _first_unlinked_ts(tree)
+        kept_keys = (OVERLAP, FIRST_UNLINKED)
+    forget_uids(tree.gpu, kept_keys)  # the perf sheets gather their own: the uids are not held over their peak
+    if perf:
         perf_s, coverage = perf_tables(tree, spec)
         sheets.extend(perf_s)
     if between:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from perfreport.tables.kernel_codes import event_codes, listed_codes
-from perfreport.tables.op_times import remembered, shared_uids
+from perfreport.tables.op_times import remembered, remembering, shared_uids
 
 
 class LauncherTable:
@@ -47,7 +47,10 @@ def launcher_table(gpu) -> LauncherTable:
 def unlinked(gpu) -> tuple[list, object]:
     """(the events of ``gpu`` without a launcher, in order; their ``(columns, uids)`` for
     :func:`~perfreport.tables.op_times.shared`, None where ``gpu``'s uids are not held):
-    found from the launcher codes, not event by event (made once while shared)."""
+    found from the launcher codes, not event by event (made once while shared; where nothing is
+    remembered, event by event: no launcher table is made for it)."""
+    if not remembering(gpu):
+        return [g for g in gpu if g.launcher is None], None
 
     def make():
         t = launcher_table(gpu)

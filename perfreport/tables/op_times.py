@@ -35,13 +35,14 @@ class _Shared:
     """What every table would otherwise recompute from one event list: its records' common
     columns (``src``, None where not all read from one), their uids, and Σ stream time."""
 
-    __slots__ = ("events", "src", "uid", "total", "memo")
+    __slots__ = ("events", "src", "uid", "total", "memo", "kept")
 
     def __init__(self, events, src_uid=None) -> None:
         self.events = events
         self.src, self.uid = _uids(events) if src_uid is None else src_uid
         self.total: float | None = None
         self.memo: dict | None = {}  # what :func:`remembered` made (None once forgotten)
+        self.kept: dict = {}  # what forget_uids kept of it
 
 
 def _uids(events):
@@ -96,18 +97,36 @@ def shared_uids(events):
     return (s.src, s.uid) if s is not None and s.uid is not None else _uids(events)
 
 
-def forget_uids(events) -> None:
-    """Drop the uid array :func:`shared` holds for ``events`` (8 bytes per event), keeping
-    Σ stream time: for the tables that no longer read the list's columns (the perf sheets'
-    peak, the run's, stays where it was without the sharing)."""
+def forget_uids(events, keep=()) -> None:
+    """Drop the uid array :func:`shared` holds for ``events`` (8 bytes per event) and what
+    :func:`remembered` made, keeping Σ stream time and the remembered values under the keys
+    ``keep``: for the tables that no longer read the list's columns (the perf sheets' peak,
+    the run's, stays where it was without the sharing). Nothing more is remembered after."""
     s = _shared_of(events)
     if s is not None:
         if s.total is None:
             gpu_time_of(events)
+        kept = {k: s.memo[k] for k in keep if s.memo is not None and k in s.memo}
         s.src = s.uid = s.memo = None
+        s.kept = kept
 
 
 _MISSING = object()
+
+
+def release(events, key) -> None:
+    """Forget what :func:`remembered` holds under ``key`` for ``events`` (its last reader has it)."""
+    s = _shared_of(events)
+    if s is not None:
+        s.kept.pop(key, None)
+        if s.memo is not None:
+            s.memo.pop(key, None)
+
+
+def remembering(events) -> bool:
+    """Whether :func:`remembered` keeps what it makes for ``events`` (shared, not forgotten)."""
+    s = _shared_of(events)
+    return s is not None and s.memo is not None
 
 
 def remembered(events, key, make):
@@ -115,8 +134,11 @@ def remembered(events, key, make):
     :func:`forget_uids` has not dropped what it held); else made afresh on every call. The
     value is shared by every caller: treat it as read-only."""
     s = _shared_of(events)
-    if s is None or s.memo is None:
+    if s is None:
         return make()
+    if s.memo is None:
+        v = s.kept.get(key, _MISSING)
+        return make() if v is _MISSING else v
     v = s.memo.get(key, _MISSING)
     if v is _MISSING:
         v = s.memo[key] = make()

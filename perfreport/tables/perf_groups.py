@@ -19,7 +19,7 @@ from perfreport.tables.kernel_codes import dense_codes, first_codes, first_seen,
 from perfreport.tables.kernel_codes import name_stream_codes
 from perfreport.tables.kernel_codes import uids_of
 from perfreport.tables.op_codes import args_codes
-from perfreport.tables.op_times import event_columns, shared
+from perfreport.tables.op_times import event_columns, release, shared
 from perfreport.tables.ops import KernelAcc, kernel_lists, category
 from perfreport.tables.perf_units import LAUNCH, collect_units, linked_units, sig_codes
 from perfreport.tables.timeline import is_comm
@@ -177,6 +177,7 @@ def group_units(tree) -> dict:
     ``np.bincount``, which adds in order, as summing per unit did, so the figures are the same."""
     has_gpu = bool(tree.gpu)
     overlapped = fl.cross_stream_overlap_us(tree.gpu) if has_gpu else {}
+    release(tree.gpu, fl.OVERLAP)  # (held here alone from now on: freed as group_units returns)
     units = linked_units(tree)
     unlinked = [g for g in tree.gpu if g.launcher is None]
     gid, groups, modelled = _group_codes(units, unlinked)

@@ -47,12 +47,12 @@ def test_unlinked_events_and_their_uids(tmp_path):
     tree = _tree(tmp_path)
     want = [g for g in tree.gpu if g.launcher is None]
     assert [g.name for g in want] == ["stray", "stray"]
-    un, uids = unlinked(tree.gpu)
-    assert un == want and uids is not None and uids[1].tolist() == [g.uid for g in want]
+    assert unlinked(tree.gpu) == (want, None)  # nothing remembered: event by event, no uids
     with shared(tree.gpu):
         a = unlinked(tree.gpu)
         assert unlinked(tree.gpu) is a and launcher_table(tree.gpu) is launcher_table(tree.gpu)  # made once
-        assert a[0] == want
+        un, uids = a
+        assert un == want and uids[1].tolist() == [g.uid for g in want]
 
 
 def test_every_event_linked(tmp_path):
@@ -61,4 +61,5 @@ def test_every_event_linked(tmp_path):
     tree = load_tree(write_trace(tmp_path, ev))
     t = launcher_table(tree.gpu)
     assert t.none == -1 and t.code.tolist() == [0]
-    assert unlinked(tree.gpu) == ([], None)
+    with shared(tree.gpu):
+        assert unlinked(tree.gpu) == ([], None)

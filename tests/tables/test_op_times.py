@@ -110,3 +110,16 @@ def test_level_sums_are_the_walk_bit_for_bit(name):
     assert list(zip(t.kernel_uid.tolist(), t.kernel_owner.tolist())) == ks
     assert t.owning.tolist() == [owns(o) for o in tree.ops]
     assert t.has_kernels.tolist() == [bool(o.kernels) for o in tree.ops]
+
+
+def test_forget_keeps_what_it_is_asked_to_and_release_drops_it(tmp_path):
+    from perfreport.tables.op_times import forget_uids, release, remembered, shared
+
+    tree = load_tree(write_trace(tmp_path, [X("cpu_op", "aten::mm", 0, 50), _k("a", 100, 20, 1)]))
+    with shared(tree.gpu):
+        a, b = remembered(tree.gpu, "a", lambda: ["a"]), remembered(tree.gpu, "b", lambda: ["b"])
+        forget_uids(tree.gpu, keep=("a",))
+        assert remembered(tree.gpu, "a", lambda: None) is a  # kept over the forget
+        assert remembered(tree.gpu, "b", lambda: ["new"]) is not b  # dropped
+        release(tree.gpu, "a")
+        assert remembered(tree.gpu, "a", lambda: "afresh") == "afresh"
