@@ -12,7 +12,8 @@ from perfreport.tables.gpu_arrays import gpu_arrays
 from perfreport.tables.idle import idle_time
 from perfreport.tables.kernels import gpu_parents, kernel_summary, short_kernels
 from perfreport.tables.op_times import OpTimes, forget_uids, gpu_time, shared
-from perfreport.tables.ops import op_rows_at, ops_summary, ops_summary_by_category, ops_unique_args
+from perfreport.tables.op_rows import op_rows_at
+from perfreport.tables.ops import ops_summary, ops_summary_by_category, ops_unique_args
 from perfreport.tables.launches import launch_queue, launch_stats
 from perfreport.tables.sheet import Sheet
 from perfreport.tables.steps import steps_sheet

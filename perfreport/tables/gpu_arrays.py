@@ -10,6 +10,7 @@ codes, the launching op's name code, and the owner's start (NaN: unlinked). Ever
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import compress
 
 import numpy as np
 
@@ -145,7 +146,7 @@ def _from_columns(gpu, fast, codes) -> GpuArrays:
     back by the events' launcher codes. An op name's codes number in order of first appearance
     over the events, as a dict filled event by event numbers them: the launchers are in order of
     first appearance, so a name's first launcher is that of its first event."""
-    t = launcher_table(gpu)
+    t = launcher_table(gpu, keep=False)  # (not held over the between-the-kernels sheets' peak)
     nl = len(t.launchers)
     plain = ~t.cat_is(LAUNCH_CATS)  # an op (the usual): its own name and start
     if t.none >= 0:
@@ -154,7 +155,7 @@ def _from_columns(gpu, fast, codes) -> GpuArrays:
     raw = np.empty(nl, dtype=np.int64)  # per launcher: its op name's code (into names, then extra)
     raw[at] = t.name[at]
     starts = np.full(nl, NAN)  # per launcher: its owner's start
-    ops = list(map(t.launchers.__getitem__, at.tolist()))
+    ops = list(compress(t.launchers, plain.tolist()))  # (bools, no int object per launcher)
     src, uid = shared_uids(ops)
     starts[at] = np.asarray(src.ts, dtype=np.float64)[uid] if uid is not None else [o.ts for o in ops]
     del ops, uid, src

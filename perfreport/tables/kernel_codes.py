@@ -71,6 +71,8 @@ def _listed_codes(events, lister) -> tuple[np.ndarray, list]:
                 if k not in lut:
                     lut[k] = len(lut)
         code[a : a + len(part)] = list(map(lut.__getitem__, part))
+    if len(lut) <= 1 << 15:  # (int16 where the values are few: names, categories; half the bytes)
+        code = code.astype(np.int16)
     return code, list(lut)
 
 
@@ -170,7 +172,7 @@ def stream_value_codes(events) -> tuple[np.ndarray, list]:
 def kinds(events, name_code: np.ndarray, n_names: int, kind_of) -> np.ndarray:
     """int8 ``kind_of(event)`` of each of ``events``, called once per distinct (name, category)
     (``name_code``: each event's code among ``n_names`` names): ``kind_of`` reads only those two."""
-    cat_code, cats = event_codes(events, "cat")
+    cat_code, cats = listed_codes(events, "cat")  # (not remembered: read here alone)
     nc = max(len(cats), 1)
     code, distinct = dense_codes(_pair_key(name_code, cat_code, nc), max(n_names, 1) * nc)
     first = np.full(distinct.size, -1, dtype=np.int64)

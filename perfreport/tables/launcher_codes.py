@@ -10,9 +10,11 @@ sheet (:func:`~perfreport.tables.op_times.remembered`)."""
 
 from __future__ import annotations
 
+from itertools import compress
+
 import numpy as np
 
-from perfreport.tables.kernel_codes import event_codes, listed_codes
+from perfreport.tables.kernel_codes import event_codes, first_seen, listed_codes
 from perfreport.tables.op_times import remembered, remembering, shared_uids
 
 
@@ -24,7 +26,7 @@ class LauncherTable:
     __slots__ = ("code", "launchers", "none", "cat", "cats", "name", "names")
 
     def __init__(self, gpu) -> None:
-        self.code, launchers = event_codes(gpu, "launcher")
+        self.code, launchers = _by_uid(gpu) or event_codes(gpu, "launcher")
         self.launchers = launchers
         self.none = k = next((i for i, lr in enumerate(launchers) if lr is None), -1)
         real = launchers if k < 0 else launchers[:k] + launchers[k + 1 :]  # (without None)
@@ -39,9 +41,45 @@ class LauncherTable:
         return np.array([c in cats for c in self.cats] + [False])[self.cat]  # (code -1: the last, False)
 
 
-def launcher_table(gpu) -> LauncherTable:
-    """The :class:`LauncherTable` of the events ``gpu`` (made once while shared; read-only)."""
+def _by_uid(gpu):
+    """(each event's launcher code, the launchers) numbered as first seen, keyed by the
+    launchers' uids where every launcher reads from the tree's columns (uid = its row there:
+    one record per uid): numpy over the uids, which are the records' own int objects, so no
+    int object is made per launcher (a dict numbering 120k launchers at 650 MB made 120k ints
+    that stayed in the heap's arenas past the sheets: +3 MB peak). None: read by identity."""
+    ll = [g.launcher for g in gpu]
+    real = [lr for lr in ll if lr is not None]
+    src = real[0]._src if real else None
+    if src is None or src.__class__ is tuple or any(lr._src is not src for lr in real):
+        return None
+    del real
+    code, first = first_seen(np.array([-1 if lr is None else lr.uid for lr in ll], dtype=np.int64))
+    rec = np.empty(len(ll), dtype=object)  # (the launchers picked by position: no int object each)
+    rec[:] = ll
+    return code, rec[first].tolist()
+
+
+def launcher_table(gpu, keep: bool = True) -> LauncherTable:
+    """The :class:`LauncherTable` of the events ``gpu`` (made once while shared; read-only).
+    ``keep=False``: the remembered one if made, else one made for the caller alone (the
+    between-the-kernels sheets: ~2.5 MB at 650 MB not held over their peak, the run's)."""
+    if not keep:
+        t = remembered(gpu, "launchers", lambda: None)
+        return t if t is not None else LauncherTable(gpu)
     return remembered(gpu, "launchers", lambda: LauncherTable(gpu))
+
+
+def remembering_launchers(gpu) -> bool:
+    """Whether the launcher table of ``gpu`` is made and remembered."""
+    return remembering(gpu) and remembered(gpu, "launchers", lambda: None) is not None
+
+
+def unlinked_count(gpu) -> int:
+    """How many of ``gpu`` have no launcher (from the launcher codes while remembered; no list)."""
+    if not remembering(gpu):
+        return sum(1 for g in gpu if g.launcher is None)
+    t = launcher_table(gpu)
+    return int(np.count_nonzero(t.code == t.none)) if t.none >= 0 else 0
 
 
 def unlinked(gpu) -> tuple[list, object]:
@@ -56,11 +94,11 @@ def unlinked(gpu) -> tuple[list, object]:
         t = launcher_table(gpu)
         if t.none < 0:
             return [], None
-        at = np.flatnonzero(t.code == t.none)
+        at = t.code == t.none
         src, uid = shared_uids(gpu)
-        return list(map(gpu.__getitem__, at.tolist())), ((src, uid[at]) if uid is not None else None)
+        return list(compress(gpu, at.tolist())), ((src, uid[at]) if uid is not None else None)
 
     return remembered(gpu, "unlinked", make)
 
 
-__all__ = ["LauncherTable", "launcher_table", "unlinked"]
+__all__ = ["LauncherTable", "launcher_table", "unlinked", "unlinked_count"]

@@ -141,7 +141,9 @@ def remembered(events, key, make):
         return make() if v is _MISSING else v
     v = s.memo.get(key, _MISSING)
     if v is _MISSING:
-        v = s.memo[key] = make()
+        v = make()
+        if v is not None:  # (None: nothing made, nothing kept)
+            s.memo[key] = v
     return v
 
 
@@ -197,15 +199,15 @@ class OpTimes:
     def __init__(self, tree):
         # uids index the arrays; after --steps (perfreport.tree.steps.restrict) they have holes
         ops = tree.ops
+        # (int32 index arrays here: 4 bytes an op or kernel; uids below 2^31, as the tree's)
         self.src, uid = _uids(ops)
-        if uid is None:
-            uid = np.array([o.uid for o in ops], dtype=np.intp)
+        uid = np.array([o.uid for o in ops], dtype=np.int32) if uid is None else uid.astype(np.int32)
         self.uid = uid  # (each op's, in tree.ops order; read by op_rows)
         n = int(uid.max()) + 1 if uid.size else 0
         # direct: every op's kernels end to end, summed per op by np.bincount (in order, as
         # kernel_time adds them)
         kl = [o.kernels for o in ops]
-        lens = np.array([len(k) if k else 0 for k in kl], dtype=np.intp)
+        lens = np.array([len(k) if k else 0 for k in kl], dtype=np.int32)
         flat = list(chain.from_iterable(k for k in kl if k))
         del kl
         owner = np.repeat(uid, lens)
@@ -227,9 +229,10 @@ class OpTimes:
             self.owning[i] = ops[i].parent is None
         # every op's kernels end to end (tree.ops order): their columns, uids and op's uid (None
         # where not all read from one Columns), for the sheets that list the ops' kernels
-        self.kernel_src, self.kernel_uid = ksrc, kuid
-        self.kernel_owner = owner.astype(np.int32) if kuid is not None else None
-        del owner
+        self.kernel_src = ksrc
+        self.kernel_uid = kuid.astype(np.int32) if kuid is not None else None
+        self.kernel_owner = owner if kuid is not None else None
+        del owner, kuid
         self.direct = direct
         self.subtree = _subtree_sums(tree, ops, uid, n, direct, self.owning)
 
@@ -241,29 +244,28 @@ def _subtree_sums(tree, ops, uid, n, direct, owning) -> np.ndarray:
     order the recursive sum does: ``((own + c1) + c2) + ...``, bit for bit). Ops not under
     ``tree.roots`` keep 0."""
     ch = [o.children for o in ops]
-    clens = np.array([len(c) if c else 0 for c in ch], dtype=np.intp)
+    clens = np.array([len(c) if c else 0 for c in ch], dtype=np.int32)
     kids = list(chain.from_iterable(c for c in ch if c))
     del ch
     roots = tree.roots
     if len(kids) + len(roots) != len(ops):  # (children outside tree.ops, or ops under no root)
         return _subtree_walk(tree, n, direct)
     kid_uid = _uids(kids)[1]
-    if kid_uid is None:
-        kid_uid = np.array([o.uid for o in kids], dtype=np.intp)
+    kid_uid = np.array([o.uid for o in kids], dtype=np.int32) if kid_uid is None else kid_uid.astype(np.int32)
     del kids
-    ccount = np.zeros(n, dtype=np.intp)
+    ccount = np.zeros(n, dtype=np.int32)
     ccount[uid] = clens
-    cstart = np.zeros(n, dtype=np.intp)
+    cstart = np.zeros(n, dtype=np.int32)
     cstart[uid] = np.cumsum(clens) - clens  # (each op's first child in kid_uid)
     del clens
     own = direct.copy()  # (a launch call inside another event owns no kernels: owns())
     own[uid[~owning]] = 0.0
     levels = []  # (the nodes of each level, their children's positions in kid_uid)
-    f = np.array([r.uid for r in roots], dtype=np.intp)
+    f = np.array([r.uid for r in roots], dtype=np.int32)
     while f.size:
         cnt = ccount[f]
         m = int(cnt.sum())
-        at = np.repeat(cstart[f] - (np.cumsum(cnt) - cnt), cnt) + np.arange(m)
+        at = np.repeat(cstart[f] - (np.cumsum(cnt, dtype=np.int32) - cnt), cnt) + np.arange(m, dtype=np.int32)
         levels.append((f, cnt, at))
         f = kid_uid[at]
     sub = np.zeros(n, dtype=np.float64)

@@ -25,7 +25,7 @@ from perfreport.stats.order import sorted_unique
 from perfreport.tables.columns import PCT
 from perfreport.tables.gpu_arrays import stream_codes
 from perfreport.tables.kernel_codes import event_codes, kinds
-from perfreport.tables.launcher_codes import unlinked
+from perfreport.tables.launcher_codes import remembering_launchers, unlinked_count
 from perfreport.tables.op_times import event_columns
 from perfreport.tables.sheet import Sheet
 from perfreport.tables import columns as C
@@ -146,7 +146,7 @@ def gpu_timeline(tree, include_unlinked: bool = True) -> Sheet:
     del dev, ts, te, kind
     notes = ["computation includes memsets; computation + exposed comm + exposed memcpy + idle = total"]
     if include_unlinked:
-        n = len(unlinked(gpu)[0])
+        n = unlinked_count(gpu) if remembering_launchers(gpu) else sum(1 for g in gpu if g.launcher is None)
         if n:
             notes.append(f"{n} GPU events have no CPU launch in the trace window; they are counted")
     return Sheet(
