@@ -85,9 +85,9 @@ def unlinked_count(gpu) -> int:
 def unlinked(gpu) -> tuple[list, object]:
     """(the events of ``gpu`` without a launcher, in order; their ``(columns, uids)`` for
     :func:`~perfreport.tables.op_times.shared`, None where ``gpu``'s uids are not held):
-    found from the launcher codes, not event by event (made once while shared; where nothing is
-    remembered, event by event: no launcher table is made for it)."""
-    if not remembering(gpu):
+    found from the launcher codes, not event by event (made once while shared; where no launcher
+    table is remembered yet, event by event: none is made for it)."""
+    if not remembering_launchers(gpu):  # (no table made for this alone: it is made where it is held least)
         return [g for g in gpu if g.launcher is None], None
 
     def make():

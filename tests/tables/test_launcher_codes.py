@@ -49,6 +49,8 @@ def test_unlinked_events_and_their_uids(tmp_path):
     assert [g.name for g in want] == ["stray", "stray"]
     assert unlinked(tree.gpu) == (want, None)  # nothing remembered: event by event, no uids
     with shared(tree.gpu):
+        assert unlinked(tree.gpu) == (want, None)  # no launcher table yet: none made for it
+        launcher_table(tree.gpu)
         a = unlinked(tree.gpu)
         assert unlinked(tree.gpu) is a and launcher_table(tree.gpu) is launcher_table(tree.gpu)  # made once
         un, uids = a
@@ -62,4 +64,5 @@ def test_every_event_linked(tmp_path):
     t = launcher_table(tree.gpu)
     assert t.none == -1 and t.code.tolist() == [0]
     with shared(tree.gpu):
+        launcher_table(tree.gpu)
         assert unlinked(tree.gpu) == ([], None)
