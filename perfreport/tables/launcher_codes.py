@@ -45,18 +45,22 @@ def _by_uid(gpu):
     """(each event's launcher code, the launchers) numbered as first seen, keyed by the
     launchers' uids where every launcher reads from the tree's columns (uid = its row there:
     one record per uid): numpy over the uids, which are the records' own int objects, so no
-    int object is made per launcher (a dict numbering 120k launchers at 650 MB made 120k ints
-    that stayed in the heap's arenas past the sheets: +3 MB peak). None: read by identity."""
+    int object is made per launcher (a dict numbering ~120k launchers at 650 MB makes one int
+    each). Where a launcher holds its own values (tests, graph-capture clones: their uids are
+    not rows) None: coded by identity. (Clones take uids after the tree's, so a clone and a
+    record never share one.)"""
     ll = [g.launcher for g in gpu]
-    real = [lr for lr in ll if lr is not None]
-    src = real[0]._src if real else None
-    if src is None or src.__class__ is tuple or any(lr._src is not src for lr in real):
-        return None
-    del real
     code, first = first_seen(np.array([-1 if lr is None else lr.uid for lr in ll], dtype=np.int64))
     rec = np.empty(len(ll), dtype=object)  # (the launchers picked by position: no int object each)
     rec[:] = ll
-    return code, rec[first].tolist()
+    del ll
+    launchers = rec[first].tolist()
+    del rec
+    real = [lr for lr in launchers if lr is not None]
+    src = real[0]._src if real else None
+    if src is None or src.__class__ is tuple or [1 for lr in real if lr._src is not src]:
+        return None  # (records of their own: their uids need not be distinct)
+    return code, launchers
 
 
 def launcher_table(gpu, keep: bool = True) -> LauncherTable:
