@@ -12,7 +12,8 @@ from perfreport.tables.gpu_arrays import gpu_arrays
 from perfreport.tables.idle import idle_time
 from perfreport.tables.kernels import gpu_parents, kernel_summary, short_kernels
 from perfreport.tables.op_times import OpTimes, forget_uids, gpu_time, shared
-from perfreport.tables.ops import op_rows, ops_summary, ops_summary_by_category, ops_unique_args
+from perfreport.tables.op_rows import op_rows_at
+from perfreport.tables.ops import ops_summary, ops_summary_by_category, ops_unique_args
 from perfreport.tables.launches import launch_queue, launch_stats
 from perfreport.tables.sheet import Sheet
 from perfreport.tables.steps import steps_sheet
@@ -59,22 +60,30 @@ def _build(tree, short_kernel_us, include_unlinked, spec, perf, target_roofline,
     between = _between_kernels(tree, include_unlinked, steps_note, keep)
     times = OpTimes(tree)
     total = 1000.0 * sum(r[2] for r in tl.rows if r[1] == "total")
-    rows = op_rows(tree, times)  # the ops both op sheets read
-    summ = ops_summary(tree, times, rows)
-    sheets.append(ops_summary_by_category(summ, tree))
-    sheets.append(summ)
-    sheets.append(ops_unique_args(tree, times, rows))
+    rows, rows_uids = op_rows_at(tree, times)  # the ops both op sheets read (their uids and name codes once)
+    with shared(rows, rows_uids):
+        summ = ops_summary(tree, times, rows)
+        sheets.append(ops_summary_by_category(summ, tree, rows, times))
+        sheets.append(summ)
+        sheets.append(ops_unique_args(tree, times, rows))
     del times, rows  # (two float64 columns per CPU event: freed before the kernel and perf sheets' peaks)
     if tree.gpu:
         parents = gpu_parents(tree)  # both kernel sheets group on it
         sheets.append(kernel_summary(tree, total, parents))
         sheets.append(short_kernels(tree, total, short_kernel_us, parents))
         del parents
-    forget_uids(tree.gpu)  # the perf sheets gather their own: the uids are not held over their peak
     coverage = None
+    kept_keys: tuple = ()
     if perf:
-        from perfreport.tables.perf import perf_tables
+        from perfreport.tables.flags import OVERLAP, cross_stream_overlap_us
+        from perfreport.tables.perf import FIRST_UNLINKED, _first_unlinked_ts, perf_tables
 
+        if tree.gpu:  # made while the uids are held, kept for the perf sheets over the forget
+            cross_stream_overlap_us(tree.gpu)
+            _first_unlinked_ts(tree)
+        kept_keys = (OVERLAP, FIRST_UNLINKED)
+    forget_uids(tree.gpu, kept_keys)  # the perf sheets gather their own: the uids are not held over their peak
+    if perf:
         perf_s, coverage = perf_tables(tree, spec)
         sheets.extend(perf_s)
     if between:

@@ -32,7 +32,7 @@ import numpy as np
 from perfreport.events import MEMCPY
 from perfreport.stats.order import median
 from perfreport.tables.gpu_arrays import stream_codes
-from perfreport.tables.op_times import shared_uids
+from perfreport.tables.op_times import remembered, shared_uids
 
 ABOVE, BIMODAL, ASSUMPTION, HOST_LINK = "above roofline", "bimodal", "assumption", "host link"
 TAGS = (ABOVE, BIMODAL, ASSUMPTION, HOST_LINK)
@@ -53,6 +53,17 @@ def is_host_copy(g) -> bool:
 
 
 def cross_stream_overlap_us(gpu_events) -> dict:
+    """:func:`_overlap_us` of ``gpu_events``, made once while
+    :func:`~perfreport.tables.op_times.shared` holds the list (kept over
+    :func:`~perfreport.tables.op_times.forget_uids`: made before it, the uids not gathered
+    again for the perf sheets). Read-only."""
+    return remembered(gpu_events, OVERLAP, lambda: _overlap_us(gpu_events))
+
+
+OVERLAP = "cross-stream overlap"  # (its key among what shared() remembers)
+
+
+def _overlap_us(gpu_events) -> dict:
     """uid -> µs of the event's interval during which GPU work on *another* stream of the same
     device runs (the union of the other streams' events, intersected with this event; kernels,
     copies and memsets all count, since all of them load the GPU). Events overlapping nothing on

@@ -9,12 +9,14 @@ codes, the launching op's name code, and the owner's start (NaN: unlinked). Ever
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass
+from itertools import compress
 
 import numpy as np
 
 from perfreport.events import DRIVER, RUNTIME
+from perfreport.tables.kernel_codes import first_seen
+from perfreport.tables.launcher_codes import launcher_table
 from perfreport.tables.op_times import shared_uids
 
 NAN = float("nan")
@@ -140,35 +142,53 @@ def _from_columns(gpu, fast, codes) -> GpuArrays:
     """:func:`gpu_arrays` when the columns hold every event (``fast``: :func:`_launch_columns`,
     ``codes``: :func:`stream_codes`). The op name and owner start depend on the event's
     ``launcher`` alone (:attr:`GpuEvent.op`, :attr:`GpuEvent.owner`, and for a launch call's
-    record its name), so a run of events from one launcher (a graph launch's nodes, an op's
-    kernels) reads them once; no per-launcher table is kept (one entry per op of the trace
-    would outweigh the arrays: +17 MB at 650 MB)."""
-    op_code: dict = {}
-    op = array("i")
-    owner_ts = array("d")
-    last = c = t = None
-    for g in gpu:
-        lr = g.launcher
-        if lr is not last or c is None:
-            last = lr
-            if lr is None:
-                c, t = op_code.setdefault("(unlinked)", len(op_code)), NAN
-            else:
-                if lr.cat in LAUNCH_CATS:  # a launch call's record: the op above it, if any
-                    o = g.op
-                    name = o.name if o is not None else (g.launch_name or "(launch outside any op)")
-                else:  # the launching op itself (GpuEvent.op)
-                    name = lr.name
-                c, t = op_code.setdefault(name, len(op_code)), g.owner.ts
-        op.append(c)
-        owner_ts.append(t)
+    record its name), so they are found once per launcher (:func:`launcher_table`) and gathered
+    back by the events' launcher codes. An op name's codes number in order of first appearance
+    over the events, as a dict filled event by event numbers them: the launchers are in order of
+    first appearance, so a name's first launcher is that of its first event."""
+    t = launcher_table(gpu, keep=False)  # (not held over the between-the-kernels sheets' peak)
+    nl = len(t.launchers)
+    plain = ~t.cat_is(LAUNCH_CATS)  # an op (the usual): its own name and start
+    if t.none >= 0:
+        plain[t.none] = False
+    at = np.flatnonzero(plain)
+    raw = np.empty(nl, dtype=np.int64)  # per launcher: its op name's code (into names, then extra)
+    raw[at] = t.name[at]
+    starts = np.full(nl, NAN)  # per launcher: its owner's start
+    ops = list(compress(t.launchers, plain.tolist()))  # (bools, no int object per launcher)
+    src, uid = shared_uids(ops)
+    starts[at] = np.asarray(src.ts, dtype=np.float64)[uid] if uid is not None else [o.ts for o in ops]
+    del ops, uid, src
+    names = list(t.names)
+    index: dict | None = None
+    for i in np.flatnonzero(~plain).tolist():  # no launcher, or a launch call's record (rare)
+        lr = t.launchers[i]
+        if lr is None:
+            name = "(unlinked)"
+        else:  # the op above the call, if any (GpuEvent.op); its start that of GpuEvent.owner
+            o = ow = lr
+            while o is not None and o.cat in LAUNCH_CATS:
+                o = o.parent
+            name = o.name if o is not None else (lr.name or "(launch outside any op)")
+            while ow.cat in LAUNCH_CATS and ow.parent is not None:
+                ow = ow.parent
+            starts[i] = ow.ts
+        if index is None:
+            index = {n: j for j, n in enumerate(names)}
+        raw[i] = index.setdefault(name, len(names))
+        if raw[i] == len(names):
+            names.append(name)
+    del plain, at
+    ev_raw = raw[t.code]
+    opa, first = first_seen(ev_raw)
+    op_names = [names[r] for r in ev_raw[first].tolist()]
+    del ev_raw, raw, first
+    ots = starts[t.code]
+    del starts
     lts, ldur, ts, te = fast
     dev, stream, devices, streams = codes
-    ots = np.frombuffer(owner_ts, dtype=np.float64).copy()
-    del owner_ts
     linked = ots == ots
-    opa = np.frombuffer(op, dtype=np.int32).copy()
-    return GpuArrays(ts, te, lts, ldur, dev, stream, opa, ots, linked, devices, streams, list(op_code))
+    return GpuArrays(ts, te, lts, ldur, dev, stream, opa, ots, linked, devices, streams, op_names)
 
 
 __all__ = ["GpuArrays", "event_streams", "gpu_arrays", "stream_codes"]

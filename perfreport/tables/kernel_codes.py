@@ -13,9 +13,9 @@ from operator import attrgetter
 
 import numpy as np
 
-from perfreport.tables.op_times import shared_uids
+from perfreport.tables.op_times import CHUNK, remembered, shared_uids
 
-_cat, _uid = attrgetter("cat"), attrgetter("uid")
+_uid = attrgetter("uid")
 
 
 def first_codes(values, key=None) -> tuple[np.ndarray, list]:
@@ -26,6 +26,69 @@ def first_codes(values, key=None) -> tuple[np.ndarray, list]:
     lut.update(zip(lut, count()))  # (its values set in place: one dict, not two, at the peak)
     it = values if key is None else map(key, values)
     return np.fromiter(map(lut.__getitem__, it), dtype=np.int32, count=len(values)), list(lut)
+
+
+def event_codes(events, attr: str) -> tuple[np.ndarray, list]:
+    """:func:`first_codes` of attribute ``attr`` of each of ``events`` (a list of records), made
+    once while :func:`~perfreport.tables.op_times.shared` holds the list (the op and kernel
+    sheets code the same lists by name, category, launcher: one pass over the records, not one
+    per sheet). Read-only: copy before writing into the codes."""
+    return remembered(events, ("codes", attr), lambda: listed_codes(events, attr))
+
+
+def listed_codes(events, attr: str) -> tuple[np.ndarray, list]:
+    """:func:`first_codes` of attribute ``attr`` of each of ``events``, read a chunk at a time
+    (not remembered: see :func:`event_codes`)."""
+    return _listed_codes(events, _LISTERS.get(attr) or _lister(attr))
+
+
+# attribute values of a chunk of records by a list comprehension (a slot read ~3x faster than
+# ``map(attrgetter)``; chunks of CHUNK bound the list: 512 KB)
+_LISTERS = {
+    "name": lambda es: [e.name for e in es],
+    "cat": lambda es: [e.cat for e in es],
+    "launcher": lambda es: [e.launcher for e in es],
+}
+
+
+def _lister(attr: str):
+    get = attrgetter(attr)
+    return lambda es: list(map(get, es))
+
+
+def _listed_codes(events, lister) -> tuple[np.ndarray, list]:
+    """:func:`first_codes` of ``lister``'s values of ``events``, read a chunk at a time."""
+    n = len(events)
+    lut: dict = {}
+    code = np.empty(n, dtype=np.int32)
+    for a in range(0, n, CHUNK):
+        part = lister(events[a : a + CHUNK])
+        if not lut:
+            lut = dict.fromkeys(part)
+            lut.update(zip(lut, count()))
+        else:  # (the values new in this chunk, numbered after the earlier ones, in order)
+            for k in dict.fromkeys(part):
+                if k not in lut:
+                    lut[k] = len(lut)
+        code[a : a + len(part)] = list(map(lut.__getitem__, part))
+    if len(lut) <= 1 << 15:  # (int16 where the values are few: names, categories; half the bytes)
+        code = code.astype(np.int16)
+    return code, list(lut)
+
+
+def positions_by_uid(events) -> np.ndarray | None:
+    """int32 position in ``events`` of each uid (-1: none there), or None when their uids are
+    not held (:func:`~perfreport.tables.op_times.shared_uids`); made once while shared."""
+
+    def make():
+        uid = shared_uids(events)[1]
+        if uid is None:
+            return None
+        pos = np.full(int(uid.max()) + 1 if uid.size else 0, -1, dtype=np.int32)
+        pos[uid] = np.arange(uid.size, dtype=np.int32)
+        return pos
+
+    return remembered(events, "positions", make)
 
 
 def first_seen(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -109,11 +172,9 @@ def stream_value_codes(events) -> tuple[np.ndarray, list]:
 def kinds(events, name_code: np.ndarray, n_names: int, kind_of) -> np.ndarray:
     """int8 ``kind_of(event)`` of each of ``events``, called once per distinct (name, category)
     (``name_code``: each event's code among ``n_names`` names): ``kind_of`` reads only those two."""
-    cats = {c: i for i, c in enumerate(dict.fromkeys(map(_cat, events)))}
-    cat_code = np.fromiter(map(cats.__getitem__, map(_cat, events)), dtype=np.int32, count=len(events))
+    cat_code, cats = listed_codes(events, "cat")  # (not remembered: read here alone)
     nc = max(len(cats), 1)
     code, distinct = dense_codes(_pair_key(name_code, cat_code, nc), max(n_names, 1) * nc)
-    del cat_code
     first = np.full(distinct.size, -1, dtype=np.int64)
     first[code] = np.arange(code.size)  # an event of each pair (any one would do)
     lut = np.array([kind_of(events[i]) for i in first.tolist()], dtype=np.int8)
@@ -147,7 +208,10 @@ def looked_up(uid: np.ndarray, table: dict) -> tuple[np.ndarray, np.ndarray]:
 
 __all__ = [
     "dense_codes",
+    "event_codes",
+    "positions_by_uid",
     "first_codes",
+    "listed_codes",
     "first_seen",
     "kinds",
     "looked_up",

@@ -18,9 +18,11 @@ import numpy as np
 from perfreport.events import CPU_OP, DRIVER, MEMCPY, MEMSET, RUNTIME
 from perfreport.models.registry import category_of
 from perfreport.stats.order import median
-from perfreport.tables.kernel_codes import first_codes, first_seen, name_stream_codes
+from perfreport.tables.kernel_codes import event_codes, first_codes, first_seen, name_stream_codes
+from perfreport.tables.launcher_codes import unlinked
 from perfreport.tables.op_codes import args_codes
-from perfreport.tables.op_times import LAUNCH, OpTimes, event_columns, gpu_time, kernel_time, shared, shared_uids
+from perfreport.tables.op_rows import _owners_per_name, _row_kernels, op_rows
+from perfreport.tables.op_times import OpTimes, event_columns, gpu_time, kernel_time, shared, shared_uids
 from perfreport.tables.timeline import is_comm_name
 from perfreport.tables.columns import INT, PCT, US
 from perfreport.tables.sheet import Sheet, fmt_dims, fmt_list, rank
@@ -28,27 +30,6 @@ from perfreport.tables import columns as C
 
 UNLINKED = "(unlinked GPU events)"
 _uid, _kernels, _name = attrgetter("uid"), attrgetter("kernels"), attrgetter("name")
-
-
-def op_rows(tree, times: OpTimes) -> list:
-    """The ops that matter to the op sheets, in tree order: every cpu_op with kernel time in
-    its subtree or kernels of its own (every cpu_op without GPU events), and every other event
-    that launched kernels as their owner (an annotation, a launch call outside any op)."""
-    sub = _floats(times.subtree)
-    if not tree.gpu:
-        return [o for o in tree.ops if o.cat == CPU_OP or (o.kernels and (o.cat not in LAUNCH or o.parent is None))]
-    return [
-        o
-        for o in tree.ops
-        if (o.cat == CPU_OP and (sub[o.uid] > 0 or o.kernels))
-        or (o.cat != CPU_OP and o.kernels and (o.cat not in LAUNCH or o.parent is None))
-    ]
-
-
-def _floats(a: np.ndarray) -> memoryview:
-    """A float64 array as a memoryview: indexed like a list (a numpy scalar read costs ~5x),
-    without a copy of Python floats."""
-    return memoryview(np.ascontiguousarray(a, dtype=np.float64)).cast("B").cast("d")
 
 
 # annotations that wrap a torch.compile / Inductor graph: their kernels are generated code
@@ -112,7 +93,7 @@ def ops_summary(tree, times: OpTimes, ops: list | None = None) -> Sheet:
     order (``np.bincount`` over the name codes adds in that order); its category that of its
     first op (the next one's where that has none). ``ops``: :func:`op_rows`, if made."""
     ops = op_rows(tree, times) if ops is None else ops
-    code, names = first_codes(ops, _name)
+    code, names = event_codes(ops, "name")
     uid, dur = _op_durs(ops)
     n = len(names)
     count = np.bincount(code, minlength=n).tolist()
@@ -131,15 +112,17 @@ def ops_summary(tree, times: OpTimes, ops: list | None = None) -> Sheet:
         }
         for k, cat, c, d, t, u in zip(names, _first_categories(ops, code, n), count, direct, sub, cpu)
     ]
-    un = [g for g in tree.gpu if g.launcher is None]
+    un, un_uids = unlinked(tree.gpu)
     if un:
+        with shared(un, un_uids):
+            t = kernel_time(un)
         rows.append(
             {
                 C.NAME: UNLINKED,
                 C.CATEGORY: "unlinked",
                 C.COUNT: len(un),
-                C.DIRECT_KERNEL_TIME_US: kernel_time(un),
-                C.SUBTREE_KERNEL_TIME_US: kernel_time(un),
+                C.DIRECT_KERNEL_TIME_US: t,
+                C.SUBTREE_KERNEL_TIME_US: t,
                 C.CPU_TIME_US: 0.0,
             }
         )
@@ -177,12 +160,14 @@ def _first_categories(ops: list, code: np.ndarray, n: int) -> list[str]:
     return out
 
 
-def ops_summary_by_category(summary: Sheet, tree) -> Sheet:
+def ops_summary_by_category(summary: Sheet, tree, ops: list | None = None, times: OpTimes | None = None) -> Sheet:
     """Time and count per category. With GPU events, ``count`` counts the ops that launched
     kernels themselves (direct kernels, what the time column sums), not the zero-time wrappers
     around them: one ``aten::conv2d`` -> ``convolution`` -> ``_convolution`` ->
     ``miopen_convolution`` call is one op of its category, not four. Without GPU events every op
-    has its own CPU time, so every row's count is kept."""
+    has its own CPU time, so every row's count is kept. ``ops``, ``times``: the summary's
+    :func:`op_rows` and :class:`OpTimes`, if made (the ops that launched kernels themselves are
+    then counted per name from the kernel arrays: no pass over tree.ops)."""
     key = C.DIRECT_KERNEL_TIME_US if tree.gpu else C.CPU_TIME_US
     cat_of = {r[C.NAME]: r[C.CATEGORY] for r in summary.records()}
     agg: dict = {}
@@ -190,7 +175,12 @@ def ops_summary_by_category(summary: Sheet, tree) -> Sheet:
         a = agg.setdefault(r[C.CATEGORY], [0, 0.0])
         a[0] += r[C.COUNT] if not tree.gpu or r[C.NAME] == UNLINKED else 0
         a[1] += r[key]
-    if tree.gpu:
+    per_name = _owners_per_name(ops, times) if tree.gpu else None
+    if per_name is not None:
+        for name, c in per_name:
+            if name in cat_of:
+                agg[cat_of[name]][0] += c
+    elif tree.gpu:
         for o in tree.ops:  # the rows' ops (op_rows) that launched kernels themselves
             if o.kernels and o.name in cat_of and (o.cat not in (RUNTIME, DRIVER) or o.parent is None):
                 agg[cat_of[o.name]][0] += 1
@@ -268,16 +258,23 @@ def kernel_lists(pk, code, durs, keys: list, npart: int) -> list[dict]:
     return out
 
 
-def _kernel_texts(ops: list, gid: np.ndarray, ngroups: int) -> list[str]:
+def _kernel_texts(ops: list, gid: np.ndarray, ngroups: int, times: OpTimes | None = None, gpu=None) -> list[str]:
     """:func:`kernels_summary_text` of each group's ops' kernels, for all groups at once
     (``gid``: each op's group; a group's kernels are taken in its ops' order, as listing
-    them group by group would)."""
-    kl = [k or () for k in map(_kernels, ops)]
-    flat = list(chain.from_iterable(kl))
-    grp = np.repeat(gid, np.fromiter(map(len, kl), dtype=np.int32, count=len(kl)))
-    del kl
-    name_code, names = first_codes(flat, _name)
-    with shared(flat):  # (one uid gather for the streams and the durations)
+    them group by group would). With ``times`` and ``gpu`` (tree.gpu, shared) the kernels are
+    those :class:`OpTimes` laid end to end, picked by their op (``ops`` is a subsequence of
+    tree.ops, so they come in the same order): no pass over the records."""
+    fast = _row_kernels(ops, gid, times, gpu)
+    if fast is not None:
+        flat, grp, src_uid, name_code, names = fast
+    else:
+        kl = [k or () for k in map(_kernels, ops)]
+        flat = list(chain.from_iterable(kl))
+        grp = np.repeat(gid, np.fromiter(map(len, kl), dtype=np.int32, count=len(kl)))
+        del kl
+        name_code, names = first_codes(flat, _name)
+        src_uid = None
+    with shared(flat, src_uid):  # (one uid gather for the streams and the durations)
         code, keys = name_stream_codes(flat, name_code, names)
         (durs,) = event_columns(flat, {"dur": "dur"})
     del flat, name_code
@@ -306,13 +303,13 @@ def ops_unique_args(tree, times: OpTimes, ops: list | None = None) -> Sheet:
     values in op order, the statistics those of per-group arrays). ``ops``: :func:`op_rows`, if made."""
     ops = op_rows(tree, times) if ops is None else ops
     # a group per (name, argument set; args dicts are interned by the reader), numbered as first seen
-    name_code, names = first_codes(ops, _name)
+    name_code, names = event_codes(ops, "name")
     ac = args_codes(ops, empty=True)
     gid = name_code.astype(np.int64) * (int(ac.max()) + 1 if ac.size else 1) + ac
     del ac
     gid, at = first_seen(gid)
     ng = at.size
-    texts = _kernel_texts(ops, gid, ng)
+    texts = _kernel_texts(ops, gid, ng, times, tree.gpu)
     uid, cpu_all = _op_durs(ops)
     order = np.argsort(gid, kind="stable")
     ends = np.cumsum(np.bincount(gid, minlength=ng)).tolist()

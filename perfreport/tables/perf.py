@@ -44,7 +44,8 @@ from perfreport.tables import flags as fl
 from perfreport.tables.columns import INT, PCT, US
 from perfreport.tables.coverage import GRAPH_CATEGORY, graph_reason, is_graph_launch
 from perfreport.tables.kernel_codes import first_codes, first_seen
-from perfreport.tables.op_times import event_columns
+from perfreport.tables.launcher_codes import unlinked
+from perfreport.tables.op_times import event_columns, remembered, shared
 from perfreport.tables.ops import KernelAcc, category
 from perfreport.tables.perf_groups import LAUNCH, group_units, link_bytes, split_group
 from perfreport.tables.sheet import Sheet, fmt_dims, fmt_list, rank
@@ -370,12 +371,22 @@ def perf_tables(tree, spec) -> tuple[list[Sheet], cv.Coverage]:
     return sheets, coverage
 
 
+FIRST_UNLINKED = "first unlinked ts"  # (its key among what shared() remembers)
+
+
 def _first_unlinked_ts(tree) -> dict:
-    """``{"(unlinked) <kernel>": start of the first unlinked event of that name}`` (µs)."""
-    un = [g for g in tree.gpu if g.launcher is None]
-    code, names = first_codes([g.name for g in un])
-    (ts,) = event_columns(un, {"ts": "ts"})
-    return {f"(unlinked) {n}": t for n, t in zip(names, ts[first_seen(code)[1]].tolist())}
+    """``{"(unlinked) <kernel>": start of the first unlinked event of that name}`` (µs); made once
+    while :func:`~perfreport.tables.op_times.shared` holds tree.gpu (the unlinked events and
+    their uids from :func:`~perfreport.tables.launcher_codes.unlinked`). Read-only."""
+
+    def make():
+        un, src_uid = unlinked(tree.gpu)
+        code, names = first_codes([g.name for g in un])
+        with shared(un, src_uid):
+            (ts,) = event_columns(un, {"ts": "ts"})
+        return {f"(unlinked) {n}": t for n, t in zip(names, ts[first_seen(code)[1]].tolist())}
+
+    return remembered(tree.gpu, FIRST_UNLINKED, make)
 
 
 def _cell(v):

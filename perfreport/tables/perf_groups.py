@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from array import array
 from itertools import chain, repeat
-from operator import attrgetter, is_not
+from operator import is_not
 
 import numpy as np
 
@@ -15,15 +15,14 @@ from perfreport.events import CPU_OP, MEMCPY, MEMSET
 from perfreport.models.base import bounds
 from perfreport.stats.order import median
 from perfreport.tables import flags as fl
-from perfreport.tables.kernel_codes import dense_codes, first_codes, first_seen, kinds, looked_up, name_stream_codes
+from perfreport.tables.kernel_codes import dense_codes, first_codes, first_seen, kinds, listed_codes, looked_up
+from perfreport.tables.kernel_codes import name_stream_codes
 from perfreport.tables.kernel_codes import uids_of
 from perfreport.tables.op_codes import args_codes
-from perfreport.tables.op_times import event_columns, shared
+from perfreport.tables.op_times import event_columns, release, shared
 from perfreport.tables.ops import KernelAcc, kernel_lists, category
 from perfreport.tables.perf_units import LAUNCH, collect_units, linked_units, sig_codes
 from perfreport.tables.timeline import is_comm
-
-_name = attrgetter("name")
 
 
 class Eval:
@@ -178,6 +177,7 @@ def group_units(tree) -> dict:
     ``np.bincount``, which adds in order, as summing per unit did, so the figures are the same."""
     has_gpu = bool(tree.gpu)
     overlapped = fl.cross_stream_overlap_us(tree.gpu) if has_gpu else {}
+    release(tree.gpu, fl.OVERLAP)  # (held here alone from now on: freed as group_units returns)
     units = linked_units(tree)
     unlinked = [g for g in tree.gpu if g.launcher is None]
     gid, groups, modelled = _group_codes(units, unlinked)
@@ -187,7 +187,7 @@ def group_units(tree) -> dict:
     lens = np.concatenate((lens, np.ones(len(unlinked), dtype=np.int32)))
     flat = list(chain.from_iterable(kss))  # every unit's kernels, unit after unit
     flat.extend(unlinked)
-    kname, names = first_codes(flat, _name)  # (in order of first appearance)
+    kname, names = listed_codes(flat, "name")  # (in order of first appearance)
     sig = sig_codes(kname, lens, len(names))
     graph_at: list = []  # positions in flat of graph-launched kernels of unmodelled units
     at = 0

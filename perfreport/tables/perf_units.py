@@ -59,7 +59,7 @@ def linked_units(tree) -> tuple[list, list, list, list, list]:
                     mk = ""
                 if cls is not None:
                     # a leaf op's subtree kernels are its own (the usual modelled op): no walk
-                    ks = o.subtree_kernels() if o.children else (o.kernels or [])
+                    ks = _subtree_kernels(o) if o.children else (o.kernels or [])
                     if ks or not has_gpu:
                         add_op(o)  # (the usual unit: no call)
                         add_name(o.name)
@@ -82,6 +82,21 @@ def linked_units(tree) -> tuple[list, list, list, list, list]:
         else:
             stack.pop()
     return units
+
+
+def _subtree_kernels(op) -> list:
+    """:meth:`~perfreport.events.Op.subtree_kernels` without its generator walk (the same
+    depth-first order: an event, then its children in order)."""
+    out: list = []
+    stack = [op]
+    pop, push, add = stack.pop, stack.extend, out.extend
+    while stack:
+        o = pop()
+        if o.kernels and (o.parent is None or o.cat not in LAUNCH):
+            add(o.kernels)
+        if o.children:
+            push(reversed(o.children))
+    return out
 
 
 def collect_units(tree):

@@ -24,6 +24,8 @@ from perfreport.events import KERNEL, MEMCPY, MEMSET
 from perfreport.stats.order import sorted_unique
 from perfreport.tables.columns import PCT
 from perfreport.tables.gpu_arrays import stream_codes
+from perfreport.tables.kernel_codes import event_codes, kinds
+from perfreport.tables.launcher_codes import remembering_launchers, unlinked_count
 from perfreport.tables.op_times import event_columns
 from perfreport.tables.sheet import Sheet
 from perfreport.tables import columns as C
@@ -125,15 +127,11 @@ def gpu_timeline(tree, include_unlinked: bool = True) -> Sheet:
         )
     ts, te = event_columns(gpu, {"ts": "ts", "dur": "dur"})
     te += ts
-    kinds: dict = {}  # (category, name) -> kind: the comm test is a regex on the name
-
-    def kind_of(g) -> int:
-        k = kinds.get((g.cat, g.name))
-        if k is None:
-            k = kinds[(g.cat, g.name)] = _kind(g)
-        return k
-
-    kind = np.fromiter(map(kind_of, gpu), dtype=np.int8, count=n)
+    # the comm test is a regex on the name: once per distinct (name, category), from the codes
+    # the other sheets read too (kernel_codes.event_codes)
+    name_code, names = event_codes(gpu, "name")
+    kind = kinds(gpu, name_code, len(names), _kind)
+    del name_code, names
     rows = []
     for d in sorted(codes, key=str):
         k = codes[d]
@@ -148,7 +146,7 @@ def gpu_timeline(tree, include_unlinked: bool = True) -> Sheet:
     del dev, ts, te, kind
     notes = ["computation includes memsets; computation + exposed comm + exposed memcpy + idle = total"]
     if include_unlinked:
-        n = sum(1 for g in gpu if g.launcher is None)
+        n = unlinked_count(gpu) if remembering_launchers(gpu) else sum(1 for g in gpu if g.launcher is None)
         if n:
             notes.append(f"{n} GPU events have no CPU launch in the trace window; they are counted")
     return Sheet(

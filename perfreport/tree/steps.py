@@ -47,18 +47,30 @@ class Step(msgspec.Struct):
 def find_steps(tree) -> list[Step]:
     """The run's steps by start time (see the module docstring); [] when it has none."""
     prof, iters, graphs = [], [], []
+    # each distinct name is matched once (a trace has a few hundred names, tens of thousands of ops)
+    step_no: dict = {}  # name -> its ProfilerStep number, or None
+    graph: dict = {}  # name -> whether it is a graph launch
     for o in tree.ops:
-        if o.cat == USER_ANNOTATION or o.cat == "cpu_op":
-            m = PROFILER_STEP.match(o.name)
-            if m:
-                prof.append(Step(int(m.group(1)), o.name, "ProfilerStep", o.ts, o.ts + o.dur))
+        cat = o.cat
+        if cat == USER_ANNOTATION or cat == "cpu_op":
+            name = o.name
+            n = step_no.get(name, step_no)
+            if n is step_no:
+                m = PROFILER_STEP.match(name)
+                n = step_no[name] = int(m.group(1)) if m else None
+            if n is not None:
+                prof.append(Step(n, name, "ProfilerStep", o.ts, o.ts + o.dur))
                 continue
-            if o.cat == USER_ANNOTATION:
-                stats = parse_iteration(o.name)
+            if cat == USER_ANNOTATION:
+                stats = parse_iteration(name)
                 if stats is not None:
                     iters.append((o, stats))
-        elif o.cat == RUNTIME and GRAPH_LAUNCH.match(o.name):
-            graphs.append(o)
+        elif cat == RUNTIME:
+            g = graph.get(o.name)
+            if g is None:
+                g = graph[o.name] = GRAPH_LAUNCH.match(o.name) is not None
+            if g:
+                graphs.append(o)
     iters.sort(key=lambda a: a[0].ts)
     if prof:
         steps = sorted(prof, key=lambda s: s.ts)

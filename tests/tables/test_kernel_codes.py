@@ -84,3 +84,44 @@ def test_first_seen_numbers_keys_as_a_dict_filled_key_by_key():
         want = [seen.setdefault(k, len(seen)) for k in key]
         code, first = first_seen(np.asarray(key, dtype=np.int64))
         assert code.tolist() == want and first.tolist() == [key.index(k) for k in seen]
+
+
+def test_event_codes_are_made_once_while_shared(tmp_path, monkeypatch):
+    from perfreport.tables import kernel_codes
+
+    tree = _tree(tmp_path)
+    calls = []
+    real = kernel_codes.listed_codes
+    monkeypatch.setattr(kernel_codes, "listed_codes", lambda e, a: calls.append(a) or real(e, a))
+    with shared(tree.gpu):
+        a = kernel_codes.event_codes(tree.gpu, "name")
+        assert kernel_codes.event_codes(tree.gpu, "name") is a and calls == ["name"]
+    kernel_codes.event_codes(tree.gpu, "name")
+    assert calls == ["name", "name"]  # closed: made afresh
+    code, names = a
+    assert [names[c] for c in code.tolist()] == [g.name for g in tree.gpu]
+
+
+def test_listed_codes_across_chunks(tmp_path, monkeypatch):
+    """Chunk by chunk (values new in a later chunk numbered after the earlier ones) as at once."""
+    from perfreport.tables import kernel_codes
+
+    tree = _tree(tmp_path)
+    want = first_codes([g.name for g in tree.gpu])
+    for chunk in (1, 2, 3, 64):
+        monkeypatch.setattr(kernel_codes, "CHUNK", chunk)
+        code, names = kernel_codes.listed_codes(tree.gpu, "name")
+        assert code.tolist() == want[0].tolist() and names == want[1]
+        code, cats = kernel_codes.listed_codes(tree.gpu, "device")  # (a property: read by attrgetter)
+        assert [cats[c] for c in code.tolist()] == [g.device for g in tree.gpu]
+
+
+def test_positions_by_uid(tmp_path):
+    from perfreport.tables.kernel_codes import positions_by_uid
+
+    tree = _tree(tmp_path)
+    pos = positions_by_uid(tree.gpu)
+    for i, g in enumerate(tree.gpu):
+        assert pos[g.uid] == i
+    assert sorted(set(range(len(pos))) - {g.uid for g in tree.gpu}) == [i for i, p in enumerate(pos) if p < 0]
+    assert positions_by_uid(_records(tree.gpu[:1]) + tree.gpu[1:]) is None  # not all from the columns
