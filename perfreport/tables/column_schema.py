@@ -3,15 +3,14 @@ the :class:`Column` record, the Excel number formats and the registry the defini
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 US = "0.000"  # Excel number formats
 PCT = "0.00"
 INT = "0"
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(msgspec.Struct, frozen=True):
     """One report column: ``name`` (the header), ``unit``, ``fmt`` (Excel number format, None: as
     written), ``meaning`` (formula or definition, None: not defined yet) and ``source`` (where
     its figures come from)."""

@@ -41,7 +41,8 @@ sheet, the HTML page, ``--format json`` and ``Report.to_dict`` all print :meth:`
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+import msgspec
+from msgspec import field
 
 from perfreport.events import DRIVER, RUNTIME
 from perfreport.tables import columns as C
@@ -87,8 +88,7 @@ REASONS = (SUSPECT, NO_SHAPES, NO_MODEL, MODEL_ERROR, NO_ROOFLINE, GRAPH, UNLINK
 TOP = 5
 
 
-@dataclass
-class Coverage:
+class Coverage(msgspec.Struct):
     """The coverage split of one report (all times µs; see the module docstring)."""
 
     total_us: float = 0.0

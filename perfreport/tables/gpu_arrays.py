@@ -9,7 +9,7 @@ codes, the launching op's name code, and the owner's start (NaN: unlinked). Ever
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 from itertools import compress
 
 import numpy as np
@@ -23,8 +23,7 @@ NAN = float("nan")
 LAUNCH_CATS = (RUNTIME, DRIVER)
 
 
-@dataclass
-class GpuArrays:
+class GpuArrays(msgspec.Struct):
     ts: np.ndarray
     te: np.ndarray
     lts: np.ndarray

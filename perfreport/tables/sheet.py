@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
+from msgspec import field
 from typing import Any
 
 from perfreport.tables import columns as C
 
 
-@dataclass
-class Sheet:
+class Sheet(msgspec.Struct):
     """One report sheet: ``columns`` and ``rows`` of plain Python values.
 
     Nested values are rendered as text by the table builders. Units live in the column
@@ -20,9 +20,9 @@ class Sheet:
 
     name: str
     columns: list[str]
-    rows: list[list[Any]] = field(repr=False)
-    formats: dict[str, str] = field(default_factory=dict, repr=False)
-    notes: list[str] = field(default_factory=list, repr=False)
+    rows: list[list[Any]]
+    formats: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:
         cols = ", ".join(map(str, self.columns[:6])) + (", …" if len(self.columns) > 6 else "")
