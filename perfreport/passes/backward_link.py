@@ -21,24 +21,33 @@ def _is_backward(name: str) -> bool:
     return name.startswith("autograd::engine") or _BWD.fullmatch(name) is not None or "backward" in name
 
 
+def node_names(names) -> set:
+    """The names among ``names`` that are autograd backward nodes this pass may link
+    (``XBackward0``; not the ``autograd::engine`` wrappers): the only ops it writes on."""
+    return {n for n in names if _BWD.fullmatch(n) and not n.startswith("autograd::engine")}
+
+
 @register_pass("backward link", writes=("forward",), order=30)
 def link_backward(tree) -> None:
     from perfreport.models.backward import has_backward_rule
     from perfreport.models.registry import model_for
 
-    seq_ops = [o for o in tree.ops if o.seq is not None and o.cat == CPU_OP]
-    if not seq_ops:
+    # names first (one registry lookup a distinct name), then only the ops of those names: an
+    # op's ``seq`` is a column read, ~0.6 µs a call over every op of the trace (0.02 CPU s at
+    # 105 MB for an inference trace that has none)
+    names = tree.op_names()
+    forward = {n for n in names if not _is_backward(n) and has_backward_rule(model_for(n))}
+    nodes = node_names(names)
+    if not forward or not nodes:
         return
     fwd: dict = {}
-    for o in seq_ops:  # ts order: the innermost modelled forward op wins
-        if _is_backward(o.name):
-            continue
-        if has_backward_rule(model_for(o.name)):
+    for o in tree.ops:  # ts order: the innermost modelled forward op wins
+        if o.name in forward and o.cat == CPU_OP and o.seq is not None:
             fwd[o.seq] = o
     if not fwd:
         return
-    for o in seq_ops:
-        if _BWD.fullmatch(o.name) and not o.name.startswith("autograd::engine"):
+    for o in tree.ops:
+        if o.name in nodes and o.cat == CPU_OP and o.seq is not None:
             f = fwd.get(o.seq)
             if f is not None:
                 o.set_meta("forward", {"name": f.name, "args": f.args, "uid": f.uid})

@@ -200,7 +200,13 @@ def classify(names) -> str | None:
 def kernel_math(tree) -> None:
     """After "backward link" (order 30): an autograd node it linked (``perf_meta["forward"]``,
     e.g. ``AddmmBackward0``) takes the GEMM-backward model, whose name alone does not say so."""
-    linked = [o for o in tree.ops if o.perf_meta.get("forward") is not None]
+    from perfreport.passes.backward_link import node_names
+
+    # only a backward node can carry ``forward`` (its pass writes on no other op): their ops
+    # alone are read, not every op's perf_meta
+    linked = [
+        o for n in node_names(tree.op_names()) for o in tree.ops_named(n) if o.perf_meta.get("forward") is not None
+    ]
     for op in dict.fromkeys(ops_needing(tree, "kernel_math") + linked):
         m = classify(k.name for k in op.subtree_kernels())
         if m is not None:

@@ -80,3 +80,11 @@ def test_link_on_real_cpu_trace():
         assert f.seq == n.seq
     # nodes whose forward has no backward rule are left alone
     assert all("forward" not in o.perf_meta for o in tree.ops if o.name == "ViewBackward0")
+
+
+def test_node_names_are_the_backward_nodes_only():
+    from perfreport.passes.backward_link import node_names
+
+    names = ["AddmmBackward0", "MulBackward1", "autograd::engine::evaluate_function: AddmmBackward0"]
+    names += ["aten::mm", "aten::convolution_backward", "autograd::engineBackward0"]
+    assert node_names(names) == {"AddmmBackward0", "MulBackward1"}
