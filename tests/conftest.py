@@ -165,8 +165,32 @@ def _bytecode(paths: list, config) -> None:
             pass
 
 
+# A pytest-xdist worker's exit without the interpreter's finalization: once its session has ended
+# and every exit handler registered after this one has run (atexit runs the latest first: torch's,
+# triton's, multiprocessing's, tempfile's finalizers), the streams and logging are flushed and the
+# process ends with the status it would have ended with (execnet's serve loop returns, the worker
+# exits 0). Tearing down the modules and collecting a heap that holds torch, every test module and
+# the session fixtures took 1-1.3 s a worker on a subset and ~4 s of the full run's end (the
+# controller waits for both), measured from the last test to the controller's session end.
+def _exit_now() -> None:
+    import logging
+
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed already
+            pass
+    os._exit(0)
+
+
 def pytest_configure(config):
-    if hasattr(config, "workerinput") or sys.dont_write_bytecode or not config.getoption("numprocesses", None):
+    if hasattr(config, "workerinput"):
+        import atexit
+
+        atexit.register(_exit_now)
+        return
+    if sys.dont_write_bytecode or not config.getoption("numprocesses", None):
         return
 
     paths = [p for d in ("perfreport", "tests", "scripts") for p in sorted((ROOT / d).rglob("*.py"))]

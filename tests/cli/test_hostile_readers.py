@@ -102,10 +102,13 @@ def _one_huge_cell(dimension):
 def _million_rows(dimension):
     yield _HEAD + (f'<dimension ref="{dimension}"/>'.encode() if dimension else b"") + b"<sheetData>"
     yield b'<row r="1"><c r="A1" t="inlineStr"><is><t>name</t></is></c></row>'
-    # rows 2..1000001, 100,000 to a write (a write a row cost 5.6 CPU s, 1.9 so; same bytes)
-    row = '<row r="{0}"><c r="A{0}" t="inlineStr"><is><t>x</t></is></c><c r="B{0}"><v>1</v></c></row>'.format
-    for lo in range(2, 1_000_002, 100_000):
-        yield "".join(map(row, range(lo, min(lo + 100_000, 1_000_002)))).encode()
+    # rows 2..1000001 without their optional r= (a row and its cells take the next numbers: ECMA-376
+    # Part 1, 18.3.1.73 row and 18.3.1.4 c), so every write is the same 100,000-row block, deflated
+    # once (_RepeatDeflate): 1.9 -> 0.1 CPU s for the same million rows (numbered, 1.9 s a write of
+    # 100,000; 5.6 s a write a row)
+    block = b'<row><c t="inlineStr"><is><t>x</t></is></c><c><v>1</v></c></row>' * 100_000
+    for _ in range(10):
+        yield block
     yield b"</sheetData></worksheet>"
 
 

@@ -4,12 +4,15 @@ import contextlib
 import io
 import os
 import re
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_api_doc_examples_run():
+def test_api_doc_examples_run(tmp_path, monkeypatch):
+    # the examples' tempfile.mkdtemp() under the test's own folder (it left one in /tmp a run)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     text = (ROOT / "docs" / "api.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     assert len(blocks) >= 4
@@ -27,3 +30,4 @@ def test_api_doc_examples_run():
     assert "H100" in printed
     assert "no such file" in printed
     assert ns["report"].has_gpu and ns["mi300"].spec.key == "mi300x"
+    assert ns["out"].parent == tmp_path

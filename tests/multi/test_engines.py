@@ -1,8 +1,10 @@
 """Serial, --jobs 2 and a local Ray instance give byte-identical merged sheets; the Ray run
 (through the command line) prints none of Ray's lines under -q and leaves nothing under $TMPDIR.
 
-Four rank traces built from the shared H100 trace by scripts/make_rank_traces.py
-(distributedInfo rank/world_size, per-rank kernel scaling, 8 all-reduce calls with Seq).
+Rank traces built from the shared H100 trace by scripts/make_rank_traces.py (distributedInfo
+rank/world_size, per-rank kernel scaling, 8 all-reduce calls with Seq): four for the merged
+report's figures, two for the engines (one trace a worker; each rank more cost a fresh worker
+process, ~1.3 CPU s under Ray: 13 -> 10 CPU s for the Ray run).
 """
 
 from __future__ import annotations
@@ -38,6 +40,14 @@ def serial(rank_dir):
     return analyze_ranks(str(rank_dir), jobs=1, engine="serial")
 
 
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory):
+    """(folder of two rank traces, their serial report): what the engines must reproduce."""
+    d = tmp_path_factory.mktemp("ranks2")
+    mrt.make_rank_traces(H100, d, 2, collectives=8)
+    return d, analyze_ranks(str(d), jobs=1, engine="serial")
+
+
 def _texts(report) -> dict:
     return {s.name: csv_text(s) for s in report.sheets}
 
@@ -65,8 +75,9 @@ def test_serial_merged_report(serial):
     assert sorted({r["rank"] for r in tl}) == list(range(RANKS))
 
 
-def test_jobs_2_is_byte_identical_to_serial(rank_dir, serial):
-    par = analyze_ranks(str(rank_dir), jobs=2, engine="process")
+def test_jobs_2_is_byte_identical_to_serial(two_ranks):
+    d, serial = two_ranks
+    par = analyze_ranks(str(d), jobs=2, engine="process")
     assert _texts(par) == _texts(serial)
 
 
@@ -74,11 +85,12 @@ def test_jobs_2_is_byte_identical_to_serial(rank_dir, serial):
     importlib.util.find_spec("ray") is None,
     reason="ray is not installed (pip install 'perfreport[ray]'; make test installs it)",
 )
-def test_local_ray_cli_is_byte_identical_to_serial_quiet_and_leaves_nothing(rank_dir, serial, tmp_path):
+def test_local_ray_cli_is_byte_identical_to_serial_quiet_and_leaves_nothing(two_ranks, tmp_path):
     """The suite's one Ray start: `analyze DIR --engine ray --jobs 2 -q` starts a local instance
     (ray.init(num_cpus=2), stopped after) and writes the serial CSVs byte for byte; none of Ray's
     INFO/WARNING lines (it prints both without -q); $TMPDIR is empty after (Ray alone leaves
     $TMPDIR/ray/session_*)."""
+    rank_dir, serial = two_ranks
     tmp = Path(tempfile.mkdtemp(prefix="r", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
     env.update(TMPDIR=str(tmp), PYTHONPATH=str(ROOT))

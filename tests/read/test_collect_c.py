@@ -79,6 +79,9 @@ def _traces() -> list[Path]:
 
 
 TRACES = _traces()
+# gzipped bytes above which a trace is one of the two big ones (resnet50's 0.98 MB, 30 MB of JSON;
+# vllm_decode_full's capture, 2.4 MB): the next is 0.46 MB
+BIG = 600_000
 
 
 def both(batches, **kw) -> tuple[Collector, Collector]:
@@ -93,7 +96,10 @@ def both(batches, **kw) -> tuple[Collector, Collector]:
 @pytest.mark.parametrize("path", TRACES, ids=[str(p.relative_to(p.parents[1])) for p in TRACES])
 def test_every_trace_reads_byte_identical_both_ways(path):
     batches = list(iter_batches(Source(str(path)).chunks(None), EVENT_DECODER, path.name, Split()))
-    for kw in ({}, {"keep_python": True, "launch_kernels": True}):
+    ways = ({}, {"keep_python": True, "launch_kernels": True})
+    if path.stat().st_size > BIG:  # the two big ones: analyze's own way (as test_collect_doc)
+        ways = ways[:1]
+    for kw in ways:
         c, py = both(batches, **kw)
         assert c.n_events == sum(map(len, batches))
         assert full_state(c) == full_state(py)

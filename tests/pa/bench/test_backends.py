@@ -17,6 +17,7 @@ from perfreport.pa.bench.backends import vllm_backend
 from perfreport.pa.kernel.reference import paged_attention_ref
 from tests.pa.bench.backends.kit import GPU
 from tests.pa.bench.backends.kit import case_and_inputs as _case
+from tests.kit.tensors import assert_close
 
 
 def _ref(inp):
@@ -90,7 +91,7 @@ def test_flydsl_fp8_runs_on_5d_caches(fake_flydsl):
     prep = flydsl_backend.prepare(inp, c, GPU)
     out = prep.run()
     assert len(fake_flydsl[0]) == 5  # the NHD cache was converted to 5D once
-    torch.testing.assert_close(out.float(), _ref(inp).float(), atol=2e-2, rtol=0)
+    assert_close(out.float(), _ref(inp).float(), atol=2e-2, rtol=0)
 
 
 def test_vllm_labels_one_token_per_program_at_q_len_over_1(monkeypatch):

@@ -14,6 +14,7 @@ from perfreport.pa.kernel.cache import (
     quantize_fp8,
     vector_width,
 )
+from tests.kit.tensors import assert_close
 
 
 def _naive(inp):
@@ -70,7 +71,7 @@ def test_reference_matches_naive(kw):
         out_dtype=None,
         **inp.kwargs(),
     )
-    torch.testing.assert_close(ref, _naive(inp), atol=1e-4, rtol=1e-4)
+    assert_close(ref, _naive(inp), atol=1e-4, rtol=1e-4)
     if kw["q_len"] > 1:  # sequence 1 has ctx 3: its first tokens see 1.. keys, never none
         assert ref[kw["q_len"] : 2 * kw["q_len"]].abs().sum() > 0
 
