@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import corpus  # noqa: E402
+from tests.kit.cached import analyzed  # noqa: E402
 
 ENTRIES = [e for e in corpus.manifest() if e.get("fixture")]
 
@@ -34,6 +35,6 @@ def test_manifest_names_sources_licenses_and_files():
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e["id"] for e in ENTRIES])
 def test_committed_trace_passes_the_corpus_checks(entry):
-    res = corpus.check(corpus.CORPUS / entry["fixture"], entry.get("refusal"))
+    res = corpus.check(corpus.CORPUS / entry["fixture"], entry.get("refusal"), analyze=analyzed)
     assert res["problems"] == []
     assert res["exit"] == ("refused" if entry.get("refusal") else "ok")
