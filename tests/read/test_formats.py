@@ -18,6 +18,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import msgspec
 import pytest
 
 import perfreport
@@ -93,7 +94,7 @@ def test_mtia_device_events_read_as_gpu_events(path):
 def test_json_array_format_of_2020_reads_every_event():
     # pytorch/kineto tb_plugin/samples/resnet50_num_workers_0/worker0.pt.trace.json.gz at eebfef30:
     # a bare event list (Kineto before 9c66d1eb); main refused it ("JSON array at top level")
-    d = json.loads(gzip.open(ARRAY).read())
+    d = msgspec.json.decode(gzip.open(ARRAY).read())  # json.loads's values here, ~4x sooner (30 MB)
     assert isinstance(d, list)
     raw = _raw_counts(d)  # the same document, parsed once
     assert (raw["Kernel"], raw["Memcpy"], raw["Memset"]) == (9538, 12, 377)
