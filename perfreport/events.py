@@ -21,6 +21,8 @@ from typing import Any, Iterator
 
 import msgspec
 
+from perfreport.event_columns import NONE, SIDE, Columns, Sparse, column_value  # noqa: F401 (re-exported)
+
 _EMPTY: MappingProxyType = MappingProxyType({})
 _decode = msgspec.json.decode
 
@@ -37,59 +39,6 @@ MEMCPY = "gpu_memcpy"
 MEMSET = "gpu_memset"
 GPU_ANNOTATION = "gpu_user_annotation"
 _LAUNCH = (RUNTIME, DRIVER)
-
-
-NONE = -(1 << 63)  # int64 column sentinel: no value
-SIDE = NONE + 1  # int64 column sentinel: the value is in ``Columns.side[(field, index)]``
-
-
-class Columns:
-    """Typed columns shared by the records of one tree (``array.array`` / numpy, by uid).
-    Float fields (``ts``, ``dur``) are float64; int fields are int64 with :data:`NONE` for
-    None and :data:`SIDE` for values kept in ``side`` (or a :class:`Sparse` column where most
-    rows hold one value); ``thr`` codes into ``threads`` [(pid, tid)], ``ds`` into
-    ``devstreams`` [(device, stream)]."""
-
-    def __init__(self, **cols) -> None:
-        self.side: dict = {}
-        self.threads: list = []
-        self.meta: dict = {}  # {uid: perf_meta dict} of the ops (written by passes)
-        self.__dict__.update(cols)
-
-
-class Sparse(dict):
-    """A column whose rows mostly hold one value (``default``) or the value of another column
-    (``default`` an array): ``{row: value}`` of the other rows. ``column[row]`` reads like an
-    array's, and ``numpy.asarray(column)`` gives the whole column (``n`` rows)."""
-
-    __slots__ = ("default", "n")
-
-    def __init__(self, default, n: int, items=()) -> None:
-        super().__init__(items)
-        self.default, self.n = default, n
-
-    def __missing__(self, row):
-        d = self.default
-        return d if d.__class__ in (int, float) else d[row]
-
-    def __array__(self, dtype=None, copy=None):
-        import numpy as np
-
-        d = self.default
-        out = np.full(self.n, d) if d.__class__ in (int, float) else np.array(d, dtype=np.float64)
-        if self:
-            out[list(self.keys())] = list(self.values())
-        return out if dtype is None else out.astype(dtype, copy=False)
-
-
-def column_value(table, field: str, i: int):
-    """Row ``i`` of int64 column ``field`` of ``table`` (NONE -> None, SIDE -> ``table.side``)."""
-    v = getattr(table, field)[i]
-    if v == NONE:
-        return None
-    if v == SIDE:
-        return table.side[(field, i)]
-    return v
 
 
 def _int_prop(field: str, pos: int, launch: bool | None = None):
@@ -165,7 +114,7 @@ class Op(_Timed):
     whether or not the tree made records for them ("direct kernels").
     """
 
-    __slots__ = ("uid", "name", "parent", "children", "kernels", "_src")  # 80 bytes
+    __slots__ = ("uid", "name", "parent", "_ch", "_k", "_src")  # 80 bytes
     _kinds: dict = {}
     cat: str  # a class attribute of the record's per-category subclass (see _kind)
 
@@ -194,8 +143,28 @@ class Op(_Timed):
         # autograd "Sequence number" (links backward to forward)
         self._src = (ts, dur, pid, tid, correlation, ext_id, seq, args, None)
         self.parent: Op | None = None
-        self.children: list[Op] | None = None
-        self.kernels: list[GpuEvent] | None = None
+        self._ch = None  # children: None, a tuple or list, or the one child itself (see below)
+        self._k = None  # kernels: as ``_ch``
+
+    # A built tree stores a lone child or kernel (84k and 102k of them at 650 MB) in the slot
+    # itself, not in a 48-byte tuple of one; the properties hand out a sequence either way.
+    @property
+    def children(self) -> "tuple[Op, ...] | list[Op] | None":
+        c = self._ch
+        return c if c is None or c.__class__ is tuple or c.__class__ is list else (c,)
+
+    @children.setter
+    def children(self, v) -> None:
+        self._ch = v
+
+    @property
+    def kernels(self) -> "tuple[GpuEvent, ...] | list[GpuEvent] | None":
+        k = self._k
+        return k if k is None or k.__class__ is tuple or k.__class__ is list else (k,)
+
+    @kernels.setter
+    def kernels(self, v) -> None:
+        self._k = v
 
     def _own(self) -> None:
         s = self._src
@@ -237,6 +206,25 @@ class Op(_Timed):
             self._src = s[:8] + ({key: value},)
         else:
             s[8][key] = value
+
+    @staticmethod
+    def kernels_of(ops) -> "tuple[list[int], list[GpuEvent]]":
+        """(each op's kernel count, all their kernels end to end) of ``ops``, in order, read
+        from the slots (no tuple made for a lone kernel)."""
+        lens: list[int] = []
+        flat: list = []
+        n, ext, add = lens.append, flat.extend, flat.append
+        for o in ops:
+            k = o._k
+            if k is None:
+                n(0)
+            elif k.__class__ is tuple or k.__class__ is list:
+                n(len(k))
+                ext(k)
+            else:
+                n(1)
+                add(k)
+        return lens, flat
 
     def ancestors(self) -> Iterator["Op"]:
         p = self.parent

@@ -14,7 +14,7 @@ from itertools import chain
 
 import numpy as np
 
-from perfreport.events import CPU_OP, DRIVER, RUNTIME
+from perfreport.events import CPU_OP, DRIVER, RUNTIME, Op
 
 LAUNCH = (RUNTIME, DRIVER)
 
@@ -206,10 +206,8 @@ class OpTimes:
         n = int(uid.max()) + 1 if uid.size else 0
         # direct: every op's kernels end to end, summed per op by np.bincount (in order, as
         # kernel_time adds them)
-        kl = [o.kernels for o in ops]
-        lens = np.array([len(k) if k else 0 for k in kl], dtype=np.int32)
-        flat = list(chain.from_iterable(k for k in kl if k))
-        del kl
+        lens, flat = Op.kernels_of(ops)
+        lens = np.array(lens, dtype=np.int32)
         owner = np.repeat(uid, lens)
         ksrc, kuid = _uids(flat)
         if kuid is not None and getattr(ksrc, "excl", None) is not None:

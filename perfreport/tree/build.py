@@ -275,7 +275,11 @@ def _nest_records(ops: list[Op], n_uid: np.ndarray, p_uid: np.ndarray) -> list[O
     kids = [ops[u] for u in memoryview(cu)]
     for p, a, b in _groups(cp):
         po = ops[p]
-        ch = po.children = tuple(kids[a:b])
+        if b - a == 1:  # a lone child in the slot itself (Op.children makes the tuple)
+            k = po._ch = kids[a]
+            k.parent = po
+            continue
+        ch = po._ch = tuple(kids[a:b])
         for k in ch:
             k.parent = po
     return roots
@@ -295,7 +299,8 @@ def _link_records(ops: list[Op], gobjs: list[GpuEvent], linked, t_uid, s_uid) ->
     del o, m
     kl = tuple([gobjs[x] for x in memoryview(grs)])
     for p, a, b in _groups(owner):
-        ops[p].kernels = kl[a:b]  # an exact-size tuple (a list of one is 32 bytes more)
+        # an exact-size tuple; a lone kernel in the slot itself (Op.kernels makes the tuple)
+        ops[p]._k = kl[a] if b - a == 1 else kl[a:b]
 
 
 def _make_gpu(col: Collector, lname: np.ndarray, ints: list, lts=None, ldur=None) -> list[GpuEvent]:

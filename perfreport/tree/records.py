@@ -20,7 +20,7 @@ def make_ops(uids, name_codes, cat_codes, names: list, cats: list, cols: Columns
         o.uid = u
         o.name = names[nm]
         o._src = cols
-        o.parent = o.children = o.kernels = None
+        o.parent = o._ch = o._k = None
         add(o)
     return out
 

@@ -100,16 +100,27 @@ def test_built_records_read_ids_devices_and_bytes_from_shared_columns(tmp_path):
     assert mc.launch_call == (10.0, 5.0)
 
 
-def test_a_sparse_column_reads_like_an_array():
-    from array import array
-
-    import numpy as np
-
-    from perfreport.events import NONE, Sparse
-
-    dur = array("d", [1.0, 2.0, 3.0])
-    excl = Sparse(dur, 3, {1: 1.5})  # another column's value but where listed
-    assert (excl[0], excl[1], excl[2]) == (1.0, 1.5, 3.0)
-    assert np.asarray(excl).tolist() == [1.0, 1.5, 3.0] and dur[1] == 2.0
-    nb = Sparse(NONE, 3, {2: 64})  # one value but where listed
-    assert (nb[0], nb[2]) == (NONE, 64) and np.asarray(nb).dtype == np.int64
+def test_a_lone_child_or_kernel_is_kept_without_a_tuple_and_read_as_one(tmp_path):
+    """A built tree stores a lone child or kernel in the slot itself (no 48-byte tuple); the
+    properties hand out a one-element tuple, and more than one as the tree's exact-size tuple."""
+    ev = [
+        X("cpu_op", "aten::linear", 0, 100),
+        X("cpu_op", "aten::mm", 5, 50),
+        X("cuda_runtime", "cudaLaunchKernel", 10, 5, correlation=1),
+        X("cpu_op", "aten::add", 60, 30),
+        X("cuda_runtime", "cudaLaunchKernel", 61, 5, correlation=2),
+        X("cuda_runtime", "cudaLaunchKernel", 70, 5, correlation=3),
+        X("kernel", "gemm", 100, 20, pid=0, tid=7, device=0, stream=7, correlation=1),
+        X("kernel", "add1", 130, 2, pid=0, tid=7, device=0, stream=7, correlation=2),
+        X("kernel", "add2", 140, 2, pid=0, tid=7, device=0, stream=7, correlation=3),
+    ]
+    t = load_tree(write_trace(tmp_path, ev), passes=False)
+    (lin,), (mm,), (add,) = (t.ops_named(n) for n in ("aten::linear", "aten::mm", "aten::add"))
+    assert lin.children == (mm, add) and lin._ch.__class__ is tuple
+    assert mm._k.__class__ is not tuple and [k.name for k in mm.kernels] == ["gemm"]
+    assert mm.kernels.__class__ is tuple and mm.children is None and lin.kernels is None
+    assert [k.name for k in add.kernels] == ["add1", "add2"]
+    lens, flat = Op.kernels_of([lin, mm, add])
+    assert lens == [0, 1, 2] and [k.name for k in flat] == ["gemm", "add1", "add2"]
+    mm.kernels = []  # records made or changed later hold lists
+    assert mm.kernels == [] and Op.kernels_of([mm]) == ([0], [])
