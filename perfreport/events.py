@@ -211,20 +211,12 @@ class Op(_Timed):
     def kernels_of(ops) -> "tuple[list[int], list[GpuEvent]]":
         """(each op's kernel count, all their kernels end to end) of ``ops``, in order, read
         from the slots (no tuple made for a lone kernel)."""
-        lens: list[int] = []
-        flat: list = []
-        n, ext, add = lens.append, flat.extend, flat.append
-        for o in ops:
-            k = o._k
-            if k is None:
-                n(0)
-            elif k.__class__ is tuple or k.__class__ is list:
-                n(len(k))
-                ext(k)
-            else:
-                n(1)
-                add(k)
-        return lens, flat
+        return counts_and_flat([o._k for o in ops])
+
+    @staticmethod
+    def children_of(ops) -> "tuple[list[int], list[Op]]":
+        """(each op's child count, all their children end to end) of ``ops``, as :meth:`kernels_of`."""
+        return counts_and_flat([o._ch for o in ops])
 
     def ancestors(self) -> Iterator["Op"]:
         p = self.parent
@@ -251,6 +243,28 @@ class Op(_Timed):
 
     def __repr__(self) -> str:  # debugging aid
         return f"Op({self.uid}, {self.name!r}, {self.cat}, ts={self.ts}, dur={self.dur})"
+
+
+def as_seq(slot) -> tuple | list:
+    """A ``_ch`` / ``_k`` slot value (None, a tuple or list, or one record) as a sequence."""
+    return () if slot is None else slot if slot.__class__ is tuple or slot.__class__ is list else (slot,)
+
+
+def counts_and_flat(slots: list) -> tuple[list[int], list]:
+    """(length of each, all end to end) of slot values: None, a tuple or list, or one record."""
+    lens: list[int] = []
+    flat: list = []
+    n, ext, add = lens.append, flat.extend, flat.append
+    for k in slots:
+        if k is None:
+            n(0)
+        elif k.__class__ is tuple or k.__class__ is list:
+            n(len(k))
+            ext(k)
+        else:
+            n(1)
+            add(k)
+    return lens, flat
 
 
 class GpuEvent(_Timed):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from array import array
 from contextlib import contextmanager
-from itertools import chain
 
 import numpy as np
 
@@ -241,10 +240,8 @@ def _subtree_sums(tree, ops, uid, n, direct, owning) -> np.ndarray:
     tree, over each node's own time and then its children's sums, which adds per node in the
     order the recursive sum does: ``((own + c1) + c2) + ...``, bit for bit). Ops not under
     ``tree.roots`` keep 0."""
-    ch = [o.children for o in ops]
-    clens = np.array([len(c) if c else 0 for c in ch], dtype=np.int32)
-    kids = list(chain.from_iterable(c for c in ch if c))
-    del ch
+    clens, kids = Op.children_of(ops)
+    clens = np.array(clens, dtype=np.int32)
     roots = tree.roots
     if len(kids) + len(roots) != len(ops):  # (children outside tree.ops, or ops under no root)
         return _subtree_walk(tree, n, direct)

@@ -5,13 +5,13 @@ grouped by op and arguments, and a bimodal group split by its kernels or layer p
 from __future__ import annotations
 
 from array import array
-from itertools import chain, repeat
+from itertools import repeat
 from operator import is_not
 
 import numpy as np
 
 from perfreport.errors import ModelError
-from perfreport.events import CPU_OP, MEMCPY, MEMSET
+from perfreport.events import CPU_OP, MEMCPY, MEMSET, as_seq, counts_and_flat
 from perfreport.models.base import bounds
 from perfreport.stats.order import median
 from perfreport.tables import flags as fl
@@ -151,7 +151,7 @@ def _group_codes(units: tuple, unlinked: list) -> tuple[np.ndarray, dict, np.nda
     del mod, ck
     for i in np.flatnonzero(~modelled).tolist():
         op = ops[i]
-        cat = None if op.cat == CPU_OP else category(op, kss[i])
+        cat = None if op.cat == CPU_OP else category(op, as_seq(kss[i]))
         raw[i] = gindex.setdefault((names[i], int(aid[i]), None, cat), len(gindex))
     del aid
     if unlinked:
@@ -183,9 +183,8 @@ def group_units(tree) -> dict:
     gid, groups, modelled = _group_codes(units, unlinked)
     unit_ops, kss = units[0], units[2]
     del units  # (the names, models and meta keys are freed here)
-    lens = np.fromiter(map(len, kss), dtype=np.int32, count=len(kss))
-    lens = np.concatenate((lens, np.ones(len(unlinked), dtype=np.int32)))
-    flat = list(chain.from_iterable(kss))  # every unit's kernels, unit after unit
+    lens, flat = counts_and_flat(kss)  # every unit's kernels, unit after unit
+    lens = np.concatenate((np.asarray(lens, dtype=np.int32), np.ones(len(unlinked), dtype=np.int32)))
     flat.extend(unlinked)
     kname, names = listed_codes(flat, "name")  # (in order of first appearance)
     sig = sig_codes(kname, lens, len(names))
@@ -193,10 +192,10 @@ def group_units(tree) -> dict:
     at = 0
     for ks, m in zip(kss, modelled.tolist()):
         if not m:  # (an unlinked kernel has no launch call)
-            for i, g in enumerate(ks):
+            for i, g in enumerate(as_seq(ks)):
                 if "GraphLaunch" in (g.launch_name or ""):
                     graph_at.append(at + i)
-        at += len(ks)
+        at += len(as_seq(ks))
     del kss, modelled
     cpu_times = None if has_gpu else [op.dur for op in unit_ops]  # (traces without GPU events)
     unit_ops.extend([None] * len(unlinked))

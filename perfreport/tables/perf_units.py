@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfreport.events import CPU_OP
+from perfreport.events import CPU_OP, as_seq
 from perfreport.models.registry import model_for, model_for_op
 from perfreport.tables.coverage import split_graph_kernels
 from perfreport.stats.order import sorted_unique
@@ -17,7 +17,9 @@ from perfreport.tables.ops import annotation_units
 def linked_units(tree) -> tuple[list, list, list, list, list]:
     """(ops, names, kernel lists, model classes or None, meta keys): the units launched from the
     CPU side (see :func:`collect_units`), in walk order, as five lists (8 bytes a unit each, not
-    a tuple of 80). The meta key tells the ops' ``perf_meta`` apart (its sorted items' repr; ""
+    a tuple of 80). A leaf op's kernel list is its ``_k`` slot as the tree holds it: one record
+    for a lone kernel (no tuple of one made per unit), None for none; read them with
+    :func:`~perfreport.events.as_seq` / :func:`~perfreport.events.counts_and_flat`. The meta key tells the ops' ``perf_meta`` apart (its sorted items' repr; ""
     for none) for the ops with a model."""
     models: dict = {}  # op name -> model_for(name), for ops without perf_meta (the registry is fixed here)
     units: tuple = ([], [], [], [], [])
@@ -59,7 +61,7 @@ def linked_units(tree) -> tuple[list, list, list, list, list]:
                     mk = ""
                 if cls is not None:
                     # a leaf op's subtree kernels are its own (the usual modelled op): no walk
-                    ks = _subtree_kernels(o) if o.children else (o.kernels or [])
+                    ks = _subtree_kernels(o) if o._ch is not None else o._k
                     if ks or not has_gpu:
                         add_op(o)  # (the usual unit: no call)
                         add_name(o.name)
@@ -103,7 +105,7 @@ def collect_units(tree):
     """Yield (op_or_None, name, kernels, model_cls_or_None) covering every GPU event once: the
     units launched from the CPU side in walk order, then each unlinked GPU event."""
     ops, names, kss, clss, _ = linked_units(tree)
-    yield from zip(ops, names, kss, clss)
+    yield from zip(ops, names, map(as_seq, kss), clss)
     for g in tree.gpu:
         if g.launcher is None:
             yield None, f"(unlinked) {g.name}", [g], None

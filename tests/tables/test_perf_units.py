@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfreport.events import CPU_OP
+from perfreport.events import CPU_OP, as_seq
 from perfreport.models.registry import model_for, model_for_op
 from perfreport.pipeline import load_tree
 from perfreport.tables.coverage import split_graph_kernels
@@ -55,7 +55,7 @@ def _stack_walk(tree):
 @pytest.mark.parametrize("name", TRACES)
 def test_the_walk_reads_as_the_stack_walk(name):
     tree = load_tree(str(FIX / f"{name}.json.gz"))
-    got = [(o, n, list(ks), cls, mk) for o, n, ks, cls, mk in zip(*linked_units(tree))]
+    got = [(o, n, list(as_seq(ks)), cls, mk) for o, n, ks, cls, mk in zip(*linked_units(tree))]
     assert got == _stack_walk(tree) and got
     units = list(collect_units(tree))
     assert [g.uid for _, _, ks, _ in units for g in ks if ks] == [g.uid for *_, ks, _, _ in got for g in ks] + [
