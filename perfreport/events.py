@@ -9,10 +9,12 @@ with millions of ops holds only its distinct argument sets. Treat ``Op.args`` as
 Records made by :func:`perfreport.tree.build_tree` keep their fields (``ts``, ``dur``, ``pid``,
 ``tid``, ``correlation``, ``ext_id``, ``seq``, ``args`` code, ``perf_meta``; for GPU events
 ``ts``, ``dur``, ``device``, ``stream``, ``correlation``, ``ext_id``, ``nbytes``, stream time)
-in shared columns (a :class:`Columns`, by ``uid``), and ``cat`` is a class attribute of a
-per-category subclass: an ``Op`` is 80 bytes plus its tuples, a ``GpuEvent`` 64 (CPython
-allocates in 16-byte classes). Records made with the constructor (tests, graph-capture
-clones) hold their own values; the attributes read the same either way."""
+in shared columns (a :class:`Columns`, by ``uid``), and ``cat``, ``name`` (a code column) and
+the columns themselves are read from a per-tree, per-category subclass
+(:func:`~perfreport.event_fields.column_kind`): an ``Op`` is 64 bytes plus its tuples, a
+``GpuEvent`` 48 (CPython allocates in 16-byte classes). Records made with the constructor
+(tests, graph-capture clones) hold their own values (80 and 64 bytes); the attributes read the
+same either way, and a write to a built tree's record goes to its columns."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from typing import Any, Iterator
 import msgspec
 
 from perfreport.event_columns import NONE, SIDE, Columns, Sparse, column_value  # noqa: F401 (re-exported)
+from perfreport.event_fields import _LAUNCH, _Timed, _int_prop, _kind, column_kind  # noqa: F401 (column_kind re-exported)
 
 _EMPTY: MappingProxyType = MappingProxyType({})
 _decode = msgspec.json.decode
@@ -38,69 +41,6 @@ KERNEL = "kernel"
 MEMCPY = "gpu_memcpy"
 MEMSET = "gpu_memset"
 GPU_ANNOTATION = "gpu_user_annotation"
-_LAUNCH = (RUNTIME, DRIVER)
-
-
-def _int_prop(field: str, pos: int, launch: bool | None = None):
-    """An int field from the record's tuple or column ``field``. ``launch``: the ops' ``cs``
-    column holds the correlation of launch calls (True), else the sequence number (False)."""
-
-    def get(self):
-        s = self._src
-        if s.__class__ is tuple:
-            return s[pos]
-        if launch is not None and (self.cat in _LAUNCH) is not launch:
-            return None
-        return column_value(s, field, self.uid)
-
-    def set(self, value):
-        self._own()
-        t = list(self._src)
-        t[pos] = value
-        self._src = tuple(t)
-
-    return property(get, set)
-
-
-def _kind(base, cat: str):
-    """The subclass of ``base`` whose class attribute ``cat`` is ``cat`` (cached): no slot."""
-    k = base._kinds.get(cat)
-    if k is None:
-        k = base._kinds[cat] = type(base.__name__, (base,), {"__slots__": (), "cat": cat, "__module__": __name__})
-    return k
-
-
-class _Timed:
-    """``ts`` / ``dur`` / ``end`` of a record: from its own tuple (``_src[0:2]``) or from the
-    shared columns (``_src.ts[uid]``). Subclasses define ``_own()``, which copies the column
-    values into a tuple before a write."""
-
-    __slots__ = ()
-
-    @property
-    def ts(self) -> float:
-        s = self._src
-        return s[0] if s.__class__ is tuple else s.ts[self.uid]
-
-    @ts.setter
-    def ts(self, v: float) -> None:
-        self._own()
-        self._src = (v,) + self._src[1:]
-
-    @property
-    def dur(self) -> float:
-        s = self._src
-        return s[1] if s.__class__ is tuple else s.dur[self.uid]
-
-    @dur.setter
-    def dur(self, v: float) -> None:
-        self._own()
-        self._src = self._src[:1] + (v,) + self._src[2:]
-
-    @property
-    def end(self) -> float:
-        s = self._src
-        return s[0] + s[1] if s.__class__ is tuple else s.ts[self.uid] + s.dur[self.uid]
 
 
 class Op(_Timed):
@@ -114,7 +54,9 @@ class Op(_Timed):
     whether or not the tree made records for them ("direct kernels").
     """
 
-    __slots__ = ("uid", "name", "parent", "_ch", "_k", "_src")  # 80 bytes
+    # + ("name", "_src") in a record made by the constructor (80 bytes); a built tree's record
+    # reads both from its per-tree class (64 bytes: see event_fields.column_kind)
+    __slots__ = ("uid", "parent", "_ch", "_k")
     _kinds: dict = {}
     cat: str  # a class attribute of the record's per-category subclass (see _kind)
 
@@ -165,12 +107,6 @@ class Op(_Timed):
     @kernels.setter
     def kernels(self, v) -> None:
         self._k = v
-
-    def _own(self) -> None:
-        s = self._src
-        if s.__class__ is not tuple:
-            a, m = s.args_table[s.args[self.uid]], s.meta.pop(self.uid, None)
-            self._src = (self.ts, self.dur, self.pid, self.tid, self.correlation, self.ext_id, self.seq, a, m)
 
     @property
     def pid(self):
@@ -270,7 +206,7 @@ def counts_and_flat(slots: list) -> tuple[list[int], list]:
 class GpuEvent(_Timed):
     """A GPU-side event: kernel, memcpy, memset (or a gpu_user_annotation range)."""
 
-    __slots__ = ("uid", "name", "launcher", "_src")
+    __slots__ = ("uid", "launcher")  # + ("name", "_src") as for Op: 64 bytes, a built tree's 48
     _kinds: dict = {}
     cat: str  # a class attribute of the record's per-category subclass (as for Op)
 
@@ -294,11 +230,6 @@ class GpuEvent(_Timed):
         self.name = name
         self._src = (ts, dur, device, stream, correlation, ext_id, nbytes)
         self.launcher: Op | None = None  # the launch call's record if it has one, else the op
-
-    def _own(self) -> None:
-        s = self._src
-        if s.__class__ is not tuple:
-            self._src = (self.ts, self.dur, self.device, self.stream, self.correlation, self.ext_id, self.nbytes)
 
     @property
     def device(self):

@@ -252,7 +252,7 @@ def _make_ops(col: Collector, cols: Columns, codes, ints: list) -> list[Op]:
         return []
     cols.args = _arr("i", args)  # into args_table; -1 (none) reads its last entry, None
     cols.args_table = col.args_table + [None]
-    return make_ops(ints, memoryview(name), memoryview(cat), col.names, CATS, cols)
+    return make_ops(ints, _arr("i", name), memoryview(cat), col.names, CATS, cols)  # (names by uid)
 
 
 def _groups(keys: np.ndarray):

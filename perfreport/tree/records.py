@@ -1,25 +1,25 @@
 """The tree build's records: one :class:`~perfreport.events.Op` or
 :class:`~perfreport.events.GpuEvent` per kept event, whose fields live in the shared
-:class:`~perfreport.events.Columns` at its uid. One loop per list, the per-category record
-classes looked up once (no call per record: the build makes one per kept event)."""
+:class:`~perfreport.events.Columns` at its uid, name and columns read from its per-tree class
+(:func:`~perfreport.events.column_kind`). One loop per list, the classes looked up once (no
+call per record: the build makes one per kept event)."""
 
 from __future__ import annotations
 
-from perfreport.events import Columns, GpuEvent, Op, _kind
+from perfreport.events import Columns, GpuEvent, Op, column_kind
 
 
 def make_ops(uids, name_codes, cat_codes, names: list, cats: list, cols: Columns) -> list[Op]:
-    """Ops at ``uids`` named ``names[code]``, of category ``cats[code]`` (args:
-    ``cols.args_table[cols.args[uid]]``)."""
-    kinds = [_kind(Op, c) for c in cats]
+    """Ops at ``uids`` named ``names[name_codes[uid]]`` (the codes, by uid, become the name
+    column ``cols.name``), of category ``cats[code]`` (args: ``cols.args_table[cols.args[uid]]``)."""
+    cols.name = name_codes
+    kinds = [column_kind(Op, c, cols, names, name_codes) for c in cats]
     new = object.__new__
     out: list[Op] = []
     add = out.append
-    for u, nm, ct in zip(uids, name_codes, cat_codes):
+    for u, ct in zip(uids, cat_codes):
         o = new(kinds[ct])
         o.uid = u
-        o.name = names[nm]
-        o._src = cols
         o.parent = o._ch = o._k = None
         add(o)
     return out
@@ -27,15 +27,14 @@ def make_ops(uids, name_codes, cat_codes, names: list, cats: list, cols: Columns
 
 def make_gpu(uids, name_codes, cat_codes, names: list, cats: list, cols: Columns) -> list[GpuEvent]:
     """GPU events at ``uids`` (their device and stream in ``cols`` too), as :func:`make_ops`."""
-    kinds = [_kind(GpuEvent, c) for c in cats]
+    cols.name = name_codes
+    kinds = [column_kind(GpuEvent, c, cols, names, name_codes) for c in cats]
     new = object.__new__
     out: list[GpuEvent] = []
     add = out.append
-    for u, nm, ct in zip(uids, name_codes, cat_codes):
+    for u, ct in zip(uids, cat_codes):
         g = new(kinds[ct])
         g.uid = u
-        g.name = names[nm]
-        g._src = cols
         g.launcher = None
         add(g)
     return out

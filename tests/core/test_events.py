@@ -67,16 +67,39 @@ def test_records_in_a_built_tree_read_from_the_columns(tmp_path):
     g, g2 = sorted(t.gpu, key=lambda e: e.ts)
     assert (g.op, g.owner, g.launch_name, g.launch_call) == (mm, mm, "cudaLaunchKernel", (10.0, 5.0))
     assert (g.stream_time, g2.stream_time) == (20.0, 10.0)  # the overlap is charged to the first
-    mm._own()  # detached from the columns: reads the same
-    assert (mm.ts, mm.dur, mm.ext_id) == (0.0, 50.0, 12)
+    # a write goes to the tree's columns (a value int64 cannot hold to their side table)
+    mm.dur, mm.ext_id, g2.nbytes = 40.0, 1 << 70, 8
+    assert (mm.ts, mm.dur, mm.end, mm.ext_id, g2.nbytes, g.nbytes) == (0.0, 40.0, 40.0, 1 << 70, 8, None)
+    assert t.ops[0]._src.dur[mm.uid] == 40.0
+    mm.ext_id = None
+    assert mm.ext_id is None
+    with pytest.raises(AttributeError):
+        mm.correlation = 3  # an op's shared column holds its sequence number
 
 
-def test_a_record_is_one_small_object_and_its_category_is_its_class():
+def test_a_record_is_one_small_object_and_its_category_is_its_class(tmp_path):
     import sys
 
     o, g = _op(1, "aten::mm"), GpuEvent(1, "gemm", "kernel", 0, 7, 50.0, 4.0, 3)
     # CPython allocates small objects in 16-byte classes: 80 and 64 bytes with the GC header
     assert (sys.getsizeof(o), sys.getsizeof(g)) == (80, 64)
+    # a built tree's records read their name and columns from their per-tree class: 64 and 48
+    t = load_tree(
+        write_trace(
+            tmp_path,
+            [
+                X("cpu_op", "aten::mm", 0, 50),
+                X("cuda_runtime", "cudaLaunchKernel", 10, 5, correlation=1),
+                X("kernel", "gemm", 100, 20, pid=0, tid=7, device=0, stream=7, correlation=1),
+            ],
+        ),
+        passes=False,
+    )
+    (mm,), (k,) = t.ops_named("aten::mm"), t.gpu
+    assert (sys.getsizeof(mm), sys.getsizeof(k)) == (64, 48) and (mm.name, k.name) == ("aten::mm", "gemm")
+    assert isinstance(mm, Op) and isinstance(k, GpuEvent) and type(k).cat == "kernel"
+    with pytest.raises(AttributeError):
+        mm.name = "aten::add"  # a built tree's names are its code column's
     assert isinstance(o, Op) and type(o) is not Op and type(o) is type(_op(2, "aten::add"))
     assert (o.cat, _op(3, "x", RUNTIME).cat, g.cat) == ("cpu_op", RUNTIME, "kernel")
     with pytest.raises(AttributeError):

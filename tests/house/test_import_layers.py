@@ -2,7 +2,7 @@
 
 Stages, lowest first; a module may import its own stage and the stages below it, never a later one:
 
-    base (errors, events, event_columns, specs, stats) < read < tree < passes < models < tables < writers
+    base (errors, events, event_columns, event_fields, specs, stats) < read < tree < passes < models < tables < writers
     < report, pipeline < multi, diff < cli (and the package's __init__ / __main__)
 
 ``pa`` (bench-pa) stands beside the analyze stages: it may use base and ``models`` (the same
@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2] / "perfreport"
 
 RANK = {
-    "errors": 0, "events": 0, "event_columns": 0, "specs": 0, "stats": 0,
+    "errors": 0, "events": 0, "event_columns": 0, "event_fields": 0, "specs": 0, "stats": 0,
     "read": 1, "tree": 2, "passes": 3, "models": 4, "tables": 5, "writers": 6,
     "report": 7, "pipeline": 7, "multi": 8, "diff": 8,
     "cli": 9, "__init__": 9, "__main__": 9,
