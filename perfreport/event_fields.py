@@ -3,7 +3,9 @@ fields that read a record's own tuple or its tree's columns (:mod:`perfreport.ev
 
 from __future__ import annotations
 
-from perfreport.event_columns import NONE, SIDE, column_value
+from array import array
+
+from perfreport.event_columns import INT32_MAX, NONE, NONE32, SIDE, SIDE32, column_value
 
 _LAUNCH = ("cuda_runtime", "cuda_driver")  # (events.RUNTIME, events.DRIVER)
 _INT64 = (NONE + 2, (1 << 63) - 1)  # the values an int64 column holds itself (not NONE / SIDE)
@@ -33,12 +35,16 @@ def _int_prop(field: str, pos: int, launch: bool | None = None):
         if launch is not None and (self.cat in _LAUNCH) is not launch:
             raise AttributeError(f"a {self.cat} record's {field!r} column holds another field")
         col, u = getattr(s, field), self.uid
+        if col.__class__ is array and col.itemsize == 4:  # (event_columns.compact)
+            none, side, lo, hi = NONE32, SIDE32, SIDE32 + 1, INT32_MAX
+        else:
+            none, side, lo, hi = NONE, SIDE, *_INT64
         if value is None:
-            col[u] = NONE
-        elif _INT64[0] <= value <= _INT64[1]:
+            col[u] = none
+        elif lo <= value <= hi:
             col[u] = value
         else:
-            col[u] = SIDE
+            col[u] = side
             s.side[(field, u)] = value
 
     return property(get, set)

@@ -46,6 +46,7 @@ from array import array
 
 import numpy as np
 
+from perfreport.event_columns import compact
 from perfreport.events import NONE, Columns, GpuEvent, Op, Sparse
 from perfreport.read import RawTrace, heap
 from perfreport.read.kineto import Collector
@@ -231,8 +232,8 @@ def _op_columns(col: Collector, rows: np.ndarray):
         ts=_arr("d", _np(c.ts, np.float64)[rows]),
         dur=_arr("d", _np(c.dur, np.float64)[rows]),
         thr=_arr("i", _np(c.thr, np.int32)[rows]),
-        cs=_arr("q", _np(c.cs, np.int64)[rows]),  # correlation of launch calls, else seq (Op reads by cat)
-        ext=_arr("q", _np(c.ext, np.int64)[rows]),
+        cs=compact(_arr("q", _np(c.cs, np.int64)[rows])),  # correlation of launch calls, else seq (Op reads by cat)
+        ext=compact(_arr("q", _np(c.ext, np.int64)[rows])),
     )
     cols.threads = col.threads
     if c.side:
@@ -320,9 +321,9 @@ def _make_gpu(col: Collector, lname: np.ndarray, ints: list, lts=None, ldur=None
     cols = Columns(
         ts=g.ts,
         dur=g.dur,
-        corr=g.corr,
-        ext=g.ext,
-        nbytes=_sparse(g.nbytes, NONE),
+        corr=compact(g.corr),
+        ext=compact(g.ext),
+        nbytes=compact(_sparse(g.nbytes, NONE)),
         lname=_arr("i", lname),
         excl=excl,
         ds=g.ds,
