@@ -55,3 +55,13 @@ def test_run_passes_looks_each_name_up_once_and_forgets_after(monkeypatch):
     assert PS._NEEDS == []
     ops_needing(t, "element_bytes")  # outside run_passes: looked up afresh
     assert len(calls) == 6
+
+
+def test_the_passes_drop_the_by_name_index_they_built():
+    from perfreport.passes import run_passes
+
+    t = _tree(ROWS)
+    assert t.ops_named("aten::cat") and t._by_name is not None
+    run_passes(t)
+    assert t._by_name is None  # freed for the tables' peak
+    assert [o.ts for o in t.ops_named("aten::cat")] == [1.0, 2.0, 4.0]  # rebuilt when asked (any category)
