@@ -93,8 +93,10 @@ def write_outputs(
             return None
     elif fmt == "json":
         write_stdout(report.to_json())
+    from perfreport.writers.cells import shared_columns
+
     wrote, warnings = [], []
-    with transaction():
+    with transaction(), shared_columns():  # (the workbook and the CSVs read one set of columns)
         if xlsx is not None:
             stage("writing the workbook")
             warnings += report.to_excel(xlsx)

@@ -74,3 +74,18 @@ def test_csv_field_neutralises_formula_starts(v, want):
 
 def test_console_text_shows_markup():
     assert console_text("[red]x[/red]") == "\\[red]x\\[/red]"
+
+
+def test_shared_columns_works_a_sheets_columns_out_once_and_forgets_them_after():
+    from perfreport.writers.cells import columns, shared_columns
+
+    sh = Sheet("s", ["a", "b"], [[1, "x"], [2.5, "y"]])
+    assert columns(sh) is not columns(sh)  # outside the scope: made afresh
+    with shared_columns():
+        first = columns(sh)
+        assert first == [[1, 2.5], ["x", "y"]] and columns(sh) is first
+        with shared_columns():  # a nested open keeps the outer one's
+            assert columns(sh) is first
+        sh.rows = [[3, "z"]]  # other rows: worked out again
+        assert columns(sh) == [[3], ["z"]] and columns(sh) is not first
+    assert columns(sh) is not columns(sh)
