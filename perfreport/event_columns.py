@@ -24,6 +24,7 @@ class Columns:
         self.side: dict = {}
         self.threads: list = []
         self.meta: dict = {}  # {uid: perf_meta dict} of the ops (written by passes)
+        self.kinds: dict = {}  # {(base, cat): record class} of a built tree (event_fields.column_kind)
         self.__dict__.update(cols)
 
 
@@ -52,6 +53,16 @@ class Sparse(dict):
         return out if dtype is None else out.astype(dtype, copy=False)
 
 
+_LIMITS64 = (NONE, SIDE, SIDE + 1, (1 << 63) - 1)
+_LIMITS32 = (NONE32, SIDE32, SIDE32 + 1, INT32_MAX)
+
+
+def limits(col) -> tuple[int, int, int, int]:
+    """(none, side, lowest, highest value held in place) of int column ``col``: int32 sentinels
+    in an int32 ``array`` (:func:`compact`), int64's otherwise (a :class:`Sparse` column too)."""
+    return _LIMITS32 if col.__class__ is array and col.itemsize == 4 else _LIMITS64
+
+
 def column_value(table, field: str, i: int):
     """Row ``i`` of int column ``field`` of ``table`` (NONE -> None, SIDE -> ``table.side``;
     NONE32 / SIDE32 in an int32 column)."""
@@ -59,7 +70,7 @@ def column_value(table, field: str, i: int):
     v = col[i]
     if v > SIDE32:  # (every value of an int32 column but its sentinels; most of an int64's)
         return v
-    none, side = (NONE32, SIDE32) if col.__class__ is array and col.itemsize == 4 else (NONE, SIDE)
+    none, side = limits(col)[:2]
     if v == none:
         return None
     if v == side:

@@ -3,12 +3,9 @@ fields that read a record's own tuple or its tree's columns (:mod:`perfreport.ev
 
 from __future__ import annotations
 
-from array import array
-
-from perfreport.event_columns import INT32_MAX, NONE, NONE32, SIDE, SIDE32, column_value
+from perfreport.event_columns import column_value, limits
 
 _LAUNCH = ("cuda_runtime", "cuda_driver")  # (events.RUNTIME, events.DRIVER)
-_INT64 = (NONE + 2, (1 << 63) - 1)  # the values an int64 column holds itself (not NONE / SIDE)
 
 
 def _int_prop(field: str, pos: int, launch: bool | None = None):
@@ -35,10 +32,7 @@ def _int_prop(field: str, pos: int, launch: bool | None = None):
         if launch is not None and (self.cat in _LAUNCH) is not launch:
             raise AttributeError(f"a {self.cat} record's {field!r} column holds another field")
         col, u = getattr(s, field), self.uid
-        if col.__class__ is array and col.itemsize == 4:  # (event_columns.compact)
-            none, side, lo, hi = NONE32, SIDE32, SIDE32 + 1, INT32_MAX
-        else:
-            none, side, lo, hi = NONE, SIDE, *_INT64
+        none, side, lo, hi = limits(col)
         if value is None:
             col[u] = none
         elif lo <= value <= hi:
@@ -65,7 +59,7 @@ def column_kind(base, cat: str, cols, names: list, codes):
     and category, kept in ``cols.kinds``): ``_src`` is the tree's ``cols`` and ``name`` is
     ``names[codes[uid]]``, both read from the class, so a record stores neither (16 bytes
     less: an Op 64 bytes, a GpuEvent 48). ``codes``: the name code column, by uid."""
-    kinds = cols.__dict__.setdefault("kinds", {})
+    kinds = cols.kinds
     k = kinds.get((base, cat))
     if k is None:
 
@@ -77,37 +71,32 @@ def column_kind(base, cat: str, cols, names: list, codes):
     return k
 
 
+def _float_prop(field: str, pos: int):
+    """A float field from the record's tuple (at ``pos``) or its tree's column ``field``, where a
+    write goes too."""
+
+    def get(self):
+        s = self._src
+        return s[pos] if s.__class__ is tuple else getattr(s, field)[self.uid]
+
+    def set(self, v: float) -> None:
+        s = self._src
+        if s.__class__ is tuple:
+            self._src = s[:pos] + (v,) + s[pos + 1 :]
+        else:
+            getattr(s, field)[self.uid] = v
+
+    return property(get, set)
+
+
 class _Timed:
     """``ts`` / ``dur`` / ``end`` of a record: from its own tuple (``_src[0:2]``) or from the
     shared columns (``_src.ts[uid]``, where a write goes too)."""
 
     __slots__ = ()
 
-    @property
-    def ts(self) -> float:
-        s = self._src
-        return s[0] if s.__class__ is tuple else s.ts[self.uid]
-
-    @ts.setter
-    def ts(self, v: float) -> None:
-        s = self._src
-        if s.__class__ is tuple:
-            self._src = (v,) + s[1:]
-        else:
-            s.ts[self.uid] = v
-
-    @property
-    def dur(self) -> float:
-        s = self._src
-        return s[1] if s.__class__ is tuple else s.dur[self.uid]
-
-    @dur.setter
-    def dur(self, v: float) -> None:
-        s = self._src
-        if s.__class__ is tuple:
-            self._src = s[:1] + (v,) + s[2:]
-        else:
-            s.dur[self.uid] = v
+    ts = _float_prop("ts", 0)
+    dur = _float_prop("dur", 1)
 
     @property
     def end(self) -> float:

@@ -43,6 +43,23 @@ MEMSET = "gpu_memset"
 GPU_ANNOTATION = "gpu_user_annotation"
 
 
+_SEQ = (tuple, list)  # what a ``_ch`` / ``_k`` slot holds for more than one (or none, empty)
+
+
+def _seq_slot(slot: str):
+    """``children`` / ``kernels``: the slot's tuple or list as it is, None for none, a lone record
+    (a built tree's) as a tuple of one; a write stores the value given."""
+
+    def get(self):
+        v = getattr(self, slot)
+        return v if v is None or v.__class__ in _SEQ else (v,)
+
+    def set(self, v) -> None:
+        setattr(self, slot, v)
+
+    return property(get, set)
+
+
 class Op(_Timed):
     """A CPU-side event: ``cpu_op``, ``user_annotation``, runtime/driver call (or python frame).
 
@@ -90,23 +107,8 @@ class Op(_Timed):
 
     # A built tree stores a lone child or kernel (84k and 102k of them at 650 MB) in the slot
     # itself, not in a 48-byte tuple of one; the properties hand out a sequence either way.
-    @property
-    def children(self) -> "tuple[Op, ...] | list[Op] | None":
-        c = self._ch
-        return c if c is None or c.__class__ is tuple or c.__class__ is list else (c,)
-
-    @children.setter
-    def children(self, v) -> None:
-        self._ch = v
-
-    @property
-    def kernels(self) -> "tuple[GpuEvent, ...] | list[GpuEvent] | None":
-        k = self._k
-        return k if k is None or k.__class__ is tuple or k.__class__ is list else (k,)
-
-    @kernels.setter
-    def kernels(self, v) -> None:
-        self._k = v
+    children = _seq_slot("_ch")
+    kernels = _seq_slot("_k")
 
     @property
     def pid(self):
@@ -183,7 +185,7 @@ class Op(_Timed):
 
 def as_seq(slot) -> tuple | list:
     """A ``_ch`` / ``_k`` slot value (None, a tuple or list, or one record) as a sequence."""
-    return () if slot is None else slot if slot.__class__ is tuple or slot.__class__ is list else (slot,)
+    return () if slot is None else slot if slot.__class__ in _SEQ else (slot,)
 
 
 def counts_and_flat(slots: list) -> tuple[list[int], list]:
@@ -194,7 +196,7 @@ def counts_and_flat(slots: list) -> tuple[list[int], list]:
     for k in slots:
         if k is None:
             n(0)
-        elif k.__class__ is tuple or k.__class__ is list:
+        elif k.__class__ in _SEQ:
             n(len(k))
             ext(k)
         else:

@@ -6,7 +6,6 @@ Perf sheets (``unified_perf_summary`` and one sheet per perf category) are built
 
 from __future__ import annotations
 
-from perfreport.read.heap import trim
 from perfreport.tables.conservation import check_conservation, check_total
 from perfreport.tables.fix_first import fix_first
 from perfreport.tables.gpu_arrays import gpu_arrays
@@ -47,40 +46,30 @@ def build_tables(
     sheet assumes a row could reach; ``steps_note``: what ``--steps`` kept (for the steps sheet);
     ``keep``: a dict that receives ``"timeline"``, the HTML page's time-axis data
     (:func:`perfreport.tables.lanes.timeline_lanes`), when given. The GPU events' uids and
-    Σ stream time are gathered once for all the tables (:func:`~perfreport.tables.op_times.shared`).
-    Between the tables, :func:`~perfreport.read.heap.trim` hands the C heap's free pages back
-    (a big input only): each table's freed temporaries (arrays under malloc's mmap threshold)
-    otherwise stay in the RSS the next table starts from (650 MB: 4-8 MB a table)."""
+    Σ stream time are gathered once for all the tables (:func:`~perfreport.tables.op_times.shared`)."""
     with shared(tree.gpu):
         return _build(tree, short_kernel_us, include_unlinked, spec, perf, target_roofline, steps_note, keep)
 
 
 def _build(tree, short_kernel_us, include_unlinked, spec, perf, target_roofline, steps_note, keep):
     sheets: list[Sheet] = []
-    trim()
     tl = gpu_timeline(tree, include_unlinked=include_unlinked)
     sheets.append(tl)
-    trim()
     # the between-the-kernels sheets first (their GPU arrays are freed before the other tables
     # are built: a lower peak); fix_first, which reads the perf sheets, last
     between = _between_kernels(tree, include_unlinked, steps_note, keep)
-    trim()
     times = OpTimes(tree)
     total = 1000.0 * sum(r[2] for r in tl.rows if r[1] == "total")
     rows, rows_uids = op_rows_at(tree, times)  # the ops both op sheets read (their uids and name codes once)
     with shared(rows, rows_uids):
-        trim()
         summ = ops_summary(tree, times, rows)
         sheets.append(ops_summary_by_category(summ, tree, rows, times))
         sheets.append(summ)
-        trim()
         sheets.append(ops_unique_args(tree, times, rows))
     del times, rows  # (two float64 columns per CPU event: freed before the kernel and perf sheets' peaks)
     if tree.gpu:
-        trim()
         parents = gpu_parents(tree)  # both kernel sheets group on it
         sheets.append(kernel_summary(tree, total, parents))
-        trim()
         sheets.append(short_kernels(tree, total, short_kernel_us, parents))
         del parents
     coverage = None
@@ -95,7 +84,6 @@ def _build(tree, short_kernel_us, include_unlinked, spec, perf, target_roofline,
         kept_keys = (OVERLAP, FIRST_UNLINKED)
     forget_uids(tree.gpu, kept_keys)  # the perf sheets gather their own: the uids are not held over their peak
     if perf:
-        trim()
         perf_s, coverage = perf_tables(tree, spec)
         sheets.extend(perf_s)
     if between:
@@ -115,17 +103,13 @@ def _between_kernels(tree, include_unlinked, steps_note, keep=None) -> list[Shee
     if not tree.gpu:
         return []
     arr = gpu_arrays(tree, include_unlinked=include_unlinked)
-    trim()
     idle = idle_time(arr)
     found = find_steps(tree)
-    trim()
     steps = steps_sheet(tree, arr, found, note=steps_note)
     if keep is not None:
         keep["timeline"] = timeline_lanes(tree, arr, found, steps.records(), include_unlinked)
     arr.owner_ts = arr.dev = arr.linked = None  # the launch sheets read neither: freed before them
-    trim()
-    stats = launch_stats(arr)
-    return [steps, idle, stats, launch_queue(arr)]
+    return [steps, idle, launch_stats(arr), launch_queue(arr)]
 
 
 __all__ = ["build_sheets", "build_tables", "Sheet", "OpTimes"]

@@ -183,20 +183,20 @@ def group_units(tree) -> dict:
     gid, groups, modelled = _group_codes(units, unlinked)
     unit_ops, kss = units[0], units[2]
     del units  # (the names, models and meta keys are freed here)
-    lens, flat = counts_and_flat(kss)  # every unit's kernels, unit after unit
-    lens = np.concatenate((np.asarray(lens, dtype=np.int32), np.ones(len(unlinked), dtype=np.int32)))
+    counts, flat = counts_and_flat(kss)  # every unit's kernels, unit after unit
+    lens = np.concatenate((np.asarray(counts, dtype=np.int32), np.ones(len(unlinked), dtype=np.int32)))
     flat.extend(unlinked)
     kname, names = listed_codes(flat, "name")  # (in order of first appearance)
     sig = sig_codes(kname, lens, len(names))
     graph_at: list = []  # positions in flat of graph-launched kernels of unmodelled units
     at = 0
-    for ks, m in zip(kss, modelled.tolist()):
+    for c, m in zip(counts, modelled.tolist()):
         if not m:  # (an unlinked kernel has no launch call)
-            for i, g in enumerate(as_seq(ks)):
-                if "GraphLaunch" in (g.launch_name or ""):
-                    graph_at.append(at + i)
-        at += len(as_seq(ks))
-    del kss, modelled
+            for i in range(at, at + c):
+                if "GraphLaunch" in (flat[i].launch_name or ""):
+                    graph_at.append(i)
+        at += c
+    del kss, counts, modelled
     cpu_times = None if has_gpu else [op.dur for op in unit_ops]  # (traces without GPU events)
     unit_ops.extend([None] * len(unlinked))
     del unlinked
